@@ -1,0 +1,26 @@
+# toolcalib: benchmark download -> normalize -> generate -> classify / score -> aggregate.
+# The Snakefile is the one DAG; dvc.yaml is generated from it (`toolcalib dvc-sync`).
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/normalize.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/classify.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    input:
+        final_targets(),
+    default_target: True

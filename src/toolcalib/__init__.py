@@ -1,0 +1,1 @@
+"""toolcalib: action-class calibration diagnostics for tool-calling LLMs."""

@@ -1,0 +1,19 @@
+"""Backend registry: a backend is one module exposing `make(spec) -> Backend`."""
+
+from __future__ import annotations
+
+import importlib
+
+from toolcalib.backends.base import Backend
+from toolcalib.config import ModelSpec
+
+MODULES = {"policy": "toolcalib.backends.policy"}
+"""Backend name -> module; adding a backend is one module + one entry (imported lazily, so
+optional dependencies stay optional)."""
+
+
+def make_backend(spec: ModelSpec) -> Backend:
+    if spec.backend not in MODULES:
+        raise KeyError(f"model '{spec.name}': unknown backend '{spec.backend}' "
+                       f"(known: {', '.join(sorted(MODULES))})")
+    return importlib.import_module(MODULES[spec.backend]).make(spec)

@@ -1,0 +1,38 @@
+"""The one interface every model backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from toolcalib.records import Case, Emission, Message
+
+
+class InfrastructureError(RuntimeError):
+    """A failure that is not model behaviour (server down, retries exhausted): never scored."""
+
+
+class ContextOverflow(InfrastructureError):
+    """The conversation no longer fits the model's context window."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model step. `case`, `turn` and `step` are for reference policies only: real backends
+    see just the messages, the tools and the generation parameters."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    case: Case
+    turn: int
+    step: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    name: str
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the model's answers (backend, model, weights hash, params)."""
+
+    def generate(self, request: Request) -> Emission: ...

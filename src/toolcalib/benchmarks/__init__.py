@@ -1,0 +1,31 @@
+"""Benchmark registry: a benchmark is one module exposing a `Benchmark` object."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+from toolcalib.records import Case, Trajectory
+
+MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
+"""Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
+
+
+class Benchmark(Protocol):
+    name: str
+    categories: tuple[str, ...]
+
+    def load_cases(self, source: str, category: str) -> list[Case]: ...
+
+    def environment(self, source: str, case: Case) -> Any:
+        """A fresh tool environment for a multi-step case (None when nothing executes)."""
+
+    def gold(self, source: str, case: Case) -> Any: ...
+
+    def score(self, source: str, case: Case, trajectory: Trajectory, gold: Any) -> Any: ...
+
+
+def get_benchmark(name: str) -> Benchmark:
+    if name not in MODULES:
+        raise KeyError(f"unknown benchmark '{name}' (known: {', '.join(sorted(MODULES))})")
+    return importlib.import_module(MODULES[name]).BENCHMARK

@@ -1,0 +1,62 @@
+"""BFCL v4: multi-turn (base, long_context, miss_func, miss_param) and irrelevance sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolcalib.benchmarks.bfcl_normalize import (
+    CATEGORIES,
+    MULTI_TURN,
+    data_file,
+    normalize_multi_turn,
+    normalize_single_turn,
+)
+from toolcalib.benchmarks.bfcl_release import BfclRelease
+from toolcalib.execute.executor import Environment
+from toolcalib.jsonio import sha256_file
+from toolcalib.records import Case, Trajectory
+from toolcalib.score.gold import GoldTrace, gold_trace
+from toolcalib.score.multi_turn import Score, score_case
+
+
+def load_cases(release: BfclRelease, category: str) -> list[Case]:
+    """All cases of one category, in the release's line order."""
+    if category not in CATEGORIES:
+        raise KeyError(f"unknown BFCL category '{category}' (known: {', '.join(CATEGORIES)})")
+    name = data_file(category)
+    common = {"file": release.member(name), "artifact": release.wheel.name,
+              "artifact_sha256": sha256_file(release.wheel)}
+    if category in MULTI_TURN:
+        return normalize_multi_turn(
+            category, release.read_lines(name),
+            release.read_lines(f"possible_answer/{name}"), release.func_docs,
+            answer_file=release.member(f"possible_answer/{name}"), **common)
+    return normalize_single_turn(category, release.read_lines(name), **common)
+
+
+def make_environment(release: BfclRelease, case: Case) -> Environment:
+    env = case.environment
+    return Environment(release, env["involved_classes"], env["initial_config"],
+                       long_context=env["long_context"])
+
+
+class Bfcl:
+    name = "bfcl"
+    categories = CATEGORIES
+    gold_record = GoldTrace
+
+    def load_cases(self, source: str | Path, category: str) -> list[Case]:
+        return load_cases(BfclRelease(source), category)
+
+    def environment(self, source: str | Path, case: Case) -> Environment:
+        return make_environment(BfclRelease(source), case)
+
+    def gold(self, source: str | Path, case: Case) -> GoldTrace:
+        return gold_trace(case, BfclRelease(source))
+
+    def score(self, source: str | Path, case: Case, trajectory: Trajectory,
+              gold: GoldTrace | None) -> Score:
+        return score_case(case, trajectory, gold, BfclRelease(source))
+
+
+BENCHMARK = Bfcl()

@@ -1,0 +1,94 @@
+"""`toolcalib <stage> ...`: the command line the workflow rules call."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from toolcalib import stages
+from toolcalib.fetch import FetchError
+from toolcalib.jsonio import InputError
+
+
+def _limit(text: str) -> int | None:
+    if text in ("null", "None", ""):
+        return None
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("limit must be a positive integer or null")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolcalib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("fetch", help="download a pinned release and verify its sha256")
+    p.add_argument("--requirement", required=True, help="e.g. bfcl-eval==2026.3.23")
+    p.add_argument("--sha256", required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("normalize", help="raw benchmark -> canonical cases (JSONL)")
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--category", required=True)
+    p.add_argument("--source", required=True, help="the downloaded release")
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("gold", help="execute each case's ground truth once")
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--cases", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("generate", help="run a model on cases (multi-turn protocol)")
+    p.add_argument("--model-spec", required=True, help="JSON: {name, backend, options}")
+    p.add_argument("--variant", required=True)
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--cases", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--limit", type=_limit, default=None, help="first N cases (default: all)")
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("classify", help="action class per emission and per turn")
+    p.add_argument("--profile", required=True)
+    p.add_argument("--cases", required=True)
+    p.add_argument("--trajectories", required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("score", help="the benchmark's own verdict per case")
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--cases", required=True)
+    p.add_argument("--gold", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--trajectories", required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("aggregate", help="triples, confusion matrices, per-case tables")
+    p.add_argument("--actions", nargs="+", required=True)
+    p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--out-dir", required=True)
+
+    p = sub.add_parser("dvc-sync", help="regenerate dvc.yaml from the Snakemake DAG")
+    p.add_argument("--check", action="store_true", help="fail if dvc.yaml is stale")
+    p.add_argument("--configfile", action="append", default=[])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = vars(build_parser().parse_args(argv))
+    command = args.pop("command").replace("-", "_")
+    try:
+        if command == "dvc_sync":
+            from toolcalib.dvcsync import main_dvc_sync
+
+            return main_dvc_sync(args)
+        getattr(stages, command)(**args)
+    except (InputError, FetchError, KeyError, FileNotFoundError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

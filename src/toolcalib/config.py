@@ -1,0 +1,30 @@
+"""Typed specs the CLI receives from the workflow (validated again here, not trusted)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from toolcalib.jsonio import InputError, field_path
+from toolcalib.records import Record
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""Model and variant names become path components: no slashes, no spaces."""
+
+
+class ModelSpec(Record):
+    name: str = Field(pattern=NAME_PATTERN)
+    backend: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:
+    try:
+        return ModelSpec.model_validate(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{origin}: not valid JSON ({exc.msg})") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(f"{origin}: field '{field_path(first)}': {first['msg']}") from exc

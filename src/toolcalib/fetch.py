@@ -1,0 +1,43 @@
+"""Fetch a pinned package release by name with the package manager and verify its sha256."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from toolcalib.jsonio import sha256_file
+
+
+class FetchError(RuntimeError):
+    """The release could not be fetched or is not the pinned one; no output was left."""
+
+
+def fetch_package(requirement: str, sha256: str, out: str | Path) -> Path:
+    """Download `requirement` (e.g. 'bfcl-eval==2026.3.23') without its dependencies into a
+    scratch folder, check the single file's sha256, then move it to `out` atomically."""
+    out = Path(out)
+    if "==" not in requirement:
+        raise FetchError(f"requirement '{requirement}' is not pinned with '=='")
+    with tempfile.TemporaryDirectory(dir=out.parent if out.parent.exists() else None) as scratch:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "--disable-pip-version-check", "--quiet", "-d", scratch, requirement]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise FetchError(f"could not fetch {requirement}: pip exited {done.returncode}: "
+                             f"{done.stderr.strip()[-2000:]}")
+        files = sorted(Path(scratch).iterdir())
+        if len(files) != 1:
+            raise FetchError(f"expected one file for {requirement}, got {[f.name for f in files]}")
+        actual = sha256_file(files[0])
+        if actual != sha256:
+            raise FetchError(f"sha256 mismatch for {requirement} ({files[0].name}): "
+                             f"expected {sha256}, got {actual}; nothing was kept")
+        if files[0].name != out.name:
+            raise FetchError(f"{requirement} fetched as {files[0].name}, config expects {out.name}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(files[0]), out.with_name(f".{out.name}.part"))
+        out.with_name(f".{out.name}.part").replace(out)
+    return out

@@ -1,0 +1,93 @@
+"""Canonical JSON: sorted keys, stable bytes, atomic writes, errors that name file/line/field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class InputError(ValueError):
+    """Bad input: the message names the file, the line and the field."""
+
+
+def dumps(obj: Any) -> str:
+    """One canonical JSON text: sorted keys, no spaces, UTF-8 characters kept."""
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so no half-written file is ever seen."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
+    lines = [dumps(row) + "\n" for row in rows]
+    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
+    return len(lines)
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def field_path(error: dict[str, Any]) -> str:
+    return ".".join(str(part) for part in error.get("loc", ())) or "<record>"
+
+
+def parse_line(text: str, model: type[T], file: str, line: int) -> T:
+    """Validate one JSON line as `model`; failures raise InputError naming file:line and field."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{file}:{line}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(
+            f"{file}:{line}: field '{field_path(first)}': {first['msg']}"
+            f" ({len(exc.errors())} error(s) in {model.__name__})"
+        ) from exc
+
+
+def iter_records(path: str | Path, model: type[T]) -> Iterator[T]:
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.strip():
+                yield parse_line(text, model, str(path), number)
+
+
+def read_records(path: str | Path, model: type[T]) -> list[T]:
+    return list(iter_records(path, model))

@@ -1,0 +1,120 @@
+"""Typed records that flow between pipeline stages (one JSON line each)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GoldClass = Literal["tool_call", "ask", "refuse", "confirm"]
+ActionClass = Literal["tool_call", "ask", "refuse", "confirm", "other", "malformed"]
+GOLD_CLASSES: tuple[str, ...] = ("tool_call", "ask", "refuse", "confirm")
+ACTION_CLASSES: tuple[str, ...] = ("tool_call", "malformed", "refuse", "ask", "confirm", "other")
+"""Every class, highest turn priority first (a turn takes the first class any emission has)."""
+
+Outcome = Literal["completed", "step_cap", "error", "context_overflow"]
+"""How a trajectory ended. `completed` and `step_cap` are model behaviour (step_cap is scored
+as a failure, as BFCL does); `error` and `context_overflow` are infrastructure: never scored."""
+MODEL_OUTCOMES: tuple[str, ...] = ("completed", "step_cap")
+
+
+class Record(BaseModel):
+    """Strict base: unknown fields are errors, so a malformed line names its field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Message(Record):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    name: str | None = None
+    """For `tool` messages: the function whose result this is."""
+
+
+class ToolCall(Record):
+    """A parsed call: a function name and literal arguments, never code."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class SourceRef(Record):
+    """Where a case came from: the artifact, the file inside it and the 1-based line."""
+
+    artifact: str
+    artifact_sha256: str
+    file: str
+    line: int
+    line_sha256: str
+
+
+class Turn(Record):
+    index: int
+    messages: list[Message]
+    """The messages that open this turn (a miss_func turn carries BFCL's own message)."""
+    tools_added: list[dict[str, Any]] = Field(default_factory=list)
+    """Function docs that become visible at the start of this turn."""
+    gold_action: GoldClass
+    gold_calls: list[ToolCall] = Field(default_factory=list)
+    gold_calls_source: list[str] = Field(default_factory=list)
+    """The ground-truth calls exactly as the benchmark writes them."""
+
+
+class Case(Record):
+    id: str
+    benchmark: str
+    category: str
+    turns: list[Turn]
+    tools: list[dict[str, Any]]
+    """Function docs visible from the first turn on."""
+    environment: dict[str, Any] = Field(default_factory=dict)
+    gold_action: GoldClass
+    gold_turn: int
+    multi_step: bool = True
+    """False for single-turn benchmarks answered in one emission with no execution."""
+    source: SourceRef
+
+
+class Emission(Record):
+    """One model step: what the backend returned and what the harness made of it."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """Calls the harness will execute (structured, or parsed from the text)."""
+    structured: bool = False
+    """True when the calls came as structured API tool calls, not from text."""
+    parse: Literal["none", "ok", "malformed"] = "none"
+    parse_error: str | None = None
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Step(Record):
+    index: int
+    emission: Emission
+    results: list[str] = Field(default_factory=list)
+    """Execution result of each call, in order (BFCL's string form)."""
+
+
+class TurnTrace(Record):
+    index: int
+    steps: list[Step]
+    ended: Literal["no_call", "step_cap", "single_step", "error", "context_overflow"]
+
+
+class Trajectory(Record):
+    case_id: str
+    benchmark: str
+    category: str
+    model: str
+    variant: str
+    outcome: Outcome
+    error: str | None = None
+    turns: list[TurnTrace]
+    messages: list[Message]
+    """The full conversation as the model saw and produced it."""
+
+
+Message.model_rebuild()

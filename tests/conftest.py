@@ -1,0 +1,36 @@
+"""Shared fixtures: the pinned BFCL release (real data, verified) and its cases."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolcalib.benchmarks.bfcl_release import BfclRelease
+from toolcalib.jsonio import sha256_file
+
+ROOT = Path(__file__).resolve().parents[1]
+BFCL_REQUIREMENT = "bfcl-eval==2026.3.23"
+BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
+BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
+
+
+@pytest.fixture(scope="session")
+def bfcl_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pinned wheel: the pipeline's download if present, else fetched once by name."""
+    local = ROOT / "results" / "raw" / "bfcl" / BFCL_FILE
+    if local.is_file() and sha256_file(local) == BFCL_SHA256:
+        return local
+    target = tmp_path_factory.mktemp("bfcl")
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                    "--quiet", "-d", str(target), BFCL_REQUIREMENT], check=True)
+    wheel = target / BFCL_FILE
+    assert sha256_file(wheel) == BFCL_SHA256
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def bfcl_release(bfcl_wheel: Path) -> BfclRelease:
+    return BfclRelease(bfcl_wheel)

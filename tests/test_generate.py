@@ -1,0 +1,135 @@
+"""The multi-turn loop with the reference policies on real BFCL cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolcalib.backends import make_backend
+from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
+from toolcalib.benchmarks.bfcl import load_cases, make_environment
+from toolcalib.config import ModelSpec
+from toolcalib.execute.executor import ERROR_PREFIX
+from toolcalib.generate import run_case
+from toolcalib.records import Emission, ToolCall
+from toolcalib.variants import get_variant
+
+BASELINE = get_variant("baseline")
+
+
+@pytest.fixture(scope="module")
+def cases(bfcl_release):
+    return {c: load_cases(bfcl_release, c)[:3] for c in
+            ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "irrelevance")}
+
+
+def policy(name):
+    return make_backend(ModelSpec(name=f"policy-{name}", backend="policy",
+                                  options={"policy": name}))
+
+
+def run(bfcl_release, case, backend):
+    return run_case(case, backend, BASELINE, lambda c: make_environment(bfcl_release, c))
+
+
+def test_oracle_replays_ground_truth_and_abstains_at_gold_turns(bfcl_release, cases):
+    for category in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"):
+        for case in cases[category]:
+            trajectory = run(bfcl_release, case, policy("oracle"))
+            assert trajectory.outcome == "completed"
+            assert len(trajectory.turns) == len(case.turns)
+            for turn, trace in zip(case.turns, trajectory.turns, strict=True):
+                calls = [c for s in trace.steps for c in s.emission.tool_calls]
+                assert calls == turn.gold_calls
+                assert trace.ended == "no_call"
+                assert not any(r.startswith(ERROR_PREFIX) for s in trace.steps for r in s.results)
+            gold = trajectory.turns[case.gold_turn].steps[0].emission
+            if case.gold_action != "tool_call":
+                assert gold.text and not gold.tool_calls
+
+
+def test_messages_hold_the_whole_conversation(bfcl_release, cases):
+    case = cases["multi_turn_miss_func"][0]
+    trajectory = run(bfcl_release, case, policy("oracle"))
+    roles = [m.role for m in trajectory.messages]
+    assert roles.count("user") == len(case.turns)
+    n_calls = sum(len(t.gold_calls) for t in case.turns)
+    assert roles.count("tool") == n_calls
+    tool_names = [m.name for m in trajectory.messages if m.role == "tool"]
+    assert tool_names == [c.name for t in case.turns for c in t.gold_calls]
+
+
+def test_always_call_calls_a_visible_tool_every_turn(bfcl_release, cases):
+    case = cases["multi_turn_base"][0]
+    trajectory = run(bfcl_release, case, policy("always_call"))
+    visible = {doc["name"] for doc in case.tools}
+    for trace in trajectory.turns:
+        first = trace.steps[0].emission
+        assert first.structured and first.tool_calls[0].name in visible
+        assert len(trace.steps) == 2 and not trace.steps[1].emission.tool_calls
+
+
+def test_single_turn_cases_get_one_emission_and_no_execution(bfcl_release, cases):
+    case = cases["irrelevance"][0]
+    trajectory = run(bfcl_release, case, policy("always_call"))
+    [trace] = trajectory.turns
+    assert trace.ended == "single_step" and len(trace.steps) == 1
+    assert trace.steps[0].emission.tool_calls and trace.steps[0].results == []
+
+
+def test_never_call_emits_text_only(bfcl_release, cases):
+    trajectory = run(bfcl_release, cases["multi_turn_base"][1], policy("never_call"))
+    assert all(not s.emission.tool_calls for t in trajectory.turns for s in t.steps)
+    assert len(trajectory.turns) == len(cases["multi_turn_base"][1].turns)
+
+
+class Looping:
+    """Calls forever: exercises BFCL's per-turn step cap."""
+
+    name = "looping"
+
+    def identity(self):
+        return {"backend": "test"}
+
+    def generate(self, request: Request) -> Emission:
+        return Emission(tool_calls=[ToolCall(name="pwd")], structured=True, parse="ok")
+
+
+class Failing:
+    name = "failing"
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def identity(self):
+        return {"backend": "test"}
+
+    def generate(self, request: Request) -> Emission:
+        if request.turn == 1:
+            raise self.exc
+        return Emission(text="ok")
+
+
+def test_step_cap_ends_the_case(bfcl_release, cases):
+    case = cases["multi_turn_base"][0]
+    trajectory = run(bfcl_release, case, Looping())
+    assert trajectory.outcome == "step_cap"
+    assert len(trajectory.turns) == 1 and trajectory.turns[0].ended == "step_cap"
+    assert len(trajectory.turns[0].steps) == 21  # BFCL quits once the count exceeds 20
+
+
+@pytest.mark.parametrize(("exc", "outcome"), [
+    (InfrastructureError("HTTP 503 after 5 retries"), "error"),
+    (ContextOverflow("40000 tokens > 32768"), "context_overflow"),
+])
+def test_infrastructure_failures_are_outcomes_not_answers(bfcl_release, cases, exc, outcome):
+    trajectory = run(bfcl_release, cases["multi_turn_base"][0], Failing(exc))
+    assert trajectory.outcome == outcome and trajectory.error == str(exc)
+    assert trajectory.turns[-1].ended == outcome and trajectory.turns[-1].steps == []
+    assert [m.role for m in trajectory.messages].count("assistant") == 1
+
+
+def test_unknown_policy_and_backend_are_clear_errors():
+    with pytest.raises(KeyError, match="unknown policy 'psychic'"):
+        make_backend(ModelSpec(name="x", backend="policy", options={"policy": "psychic"}))
+    with pytest.raises(KeyError, match="unknown backend 'gpt'"):
+        make_backend(ModelSpec(name="x", backend="gpt"))

@@ -1,0 +1,23 @@
+rule generate:
+    """Run one model on one category under one context variant (BFCL's multi-turn protocol)."""
+    input:
+        cases="results/cases/{benchmark}/{category}.jsonl",
+        release=release,
+        code=code("generate.py", "variants.py", "config.py", "backends/__init__.py",
+                  "backends/base.py", "backends/policy.py", "benchmarks/__init__.py",
+                  "benchmarks/bfcl.py", "benchmarks/bfcl_release.py", "execute/executor.py"),
+    output:
+        "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
+    params:
+        spec=model_spec,
+        limit=limit_flag,
+    log:
+        "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    shell:
+        "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
+        " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
+        " {params.limit} --out {output:q} 2> {log:q}"

@@ -1,0 +1,37 @@
+rule normalize:
+    """Raw benchmark release -> canonical cases, one JSON line each."""
+    input:
+        release=release,
+        code=code("benchmarks/__init__.py", "benchmarks/bfcl.py", "benchmarks/bfcl_normalize.py",
+                  "benchmarks/bfcl_release.py", "execute/calls.py"),
+    output:
+        "results/cases/{benchmark}/{category}.jsonl",
+    log:
+        "results/logs/normalize/{benchmark}/{category}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "toolcalib normalize --benchmark {wildcards.benchmark} --category {wildcards.category}"
+        " --source {input.release:q} --out {output:q} 2> {log:q}"
+
+
+rule gold:
+    """Execute the ground truth once per case (model-independent), for the scorer."""
+    input:
+        cases="results/cases/{benchmark}/{category}.jsonl",
+        release=release,
+        code=code("benchmarks/__init__.py", "benchmarks/bfcl.py", "benchmarks/bfcl_release.py",
+                  "execute/executor.py", "score/gold.py"),
+    output:
+        "results/gold/{benchmark}/{category}.jsonl",
+    log:
+        "results/logs/gold/{benchmark}/{category}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    shell:
+        "toolcalib gold --benchmark {wildcards.benchmark} --cases {input.cases:q}"
+        " --source {input.release:q} --out {output:q} 2> {log:q}"
