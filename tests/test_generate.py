@@ -6,11 +6,12 @@ import pytest
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
-from toolcalib.benchmarks.bfcl import load_cases, make_environment
+from toolcalib.benchmarks.bfcl import load_cases
 from toolcalib.config import ModelSpec
 from toolcalib.execute.executor import ERROR_PREFIX
 from toolcalib.generate import run_case
 from toolcalib.records import Emission, ToolCall
+from toolcalib.score.gold import case_environment
 from toolcalib.variants import get_variant
 
 BASELINE = get_variant("baseline")
@@ -28,7 +29,7 @@ def policy(name):
 
 
 def run(bfcl_release, case, backend):
-    return run_case(case, backend, BASELINE, lambda c: make_environment(bfcl_release, c))
+    return run_case(case, backend, BASELINE, lambda c: case_environment(c, bfcl_release))
 
 
 def test_oracle_replays_ground_truth_and_abstains_at_gold_turns(bfcl_release, cases):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from toolcalib import stages
 from toolcalib.fetch import FetchError
 from toolcalib.jsonio import InputError
 
@@ -66,11 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("aggregate", help="triples, confusion matrices, per-case tables")
     p.add_argument("--actions", nargs="+", required=True)
     p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--cases", nargs="+", required=True)
     p.add_argument("--out-dir", required=True)
 
-    p = sub.add_parser("dvc-sync", help="regenerate dvc.yaml from the Snakemake DAG")
-    p.add_argument("--check", action="store_true", help="fail if dvc.yaml is stale")
-    p.add_argument("--configfile", action="append", default=[])
+    p = sub.add_parser("dvc-sync", add_help=False,
+                       help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -81,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if command == "dvc_sync":
             from toolcalib.dvcsync import main_dvc_sync
 
-            return main_dvc_sync(args)
-        getattr(stages, command)(**args)
+            return main_dvc_sync(args["rest"])
+        importlib.import_module(f"toolcalib.stages.{command}").run(**args)
     except (InputError, FetchError, KeyError, FileNotFoundError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)

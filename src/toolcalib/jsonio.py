@@ -71,7 +71,8 @@ def parse_line(text: str, model: type[T], file: str, line: int) -> T:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{file}:{line}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        raise InputError(
+            f"{file}:{line}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

@@ -3,8 +3,8 @@ rule aggregate:
     input:
         actions=run_files("actions", "parquet"),
         scores=run_files("scores", "parquet"),
-        code=code("metrics/__init__.py", "metrics/wilson.py", "metrics/triples.py",
-                  "metrics/confusion.py", "metrics/per_case.py"),
+        cases=case_files(),
+        code=code("aggregate"),
     output:
         METRICS,
     log:
@@ -15,4 +15,4 @@ rule aggregate:
         runtime=10,
     shell:
         "toolcalib aggregate --actions {input.actions:q} --scores {input.scores:q}"
-        " --out-dir results/metrics 2> {log:q}"
+        " --cases {input.cases:q} --out-dir results/metrics 2> {log:q}"

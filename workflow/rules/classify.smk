@@ -3,7 +3,7 @@ rule classify:
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         trajectories="results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
-        code=code("classify/__init__.py", "classify/paper.py", "data/paper_classifier.yaml"),
+        code=code("classify", "classify/paper.py", "data/paper_classifier.yaml"),
     output:
         "results/actions/{model}/{variant}/{benchmark}/{category}.parquet",
     params:

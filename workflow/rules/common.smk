@@ -1,6 +1,9 @@
 # Config lookups, input functions and targets shared by every rule.
 import json
-from pathlib import Path
+
+from toolcalib.backends import MODULES as BACKEND_MODULES
+from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
+from toolcalib.codedeps import closure
 
 PATH_SAFE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 MODELS = {model["name"]: model for model in config["models"]}
@@ -18,10 +21,17 @@ wildcard_constraints:
     category=PATH_SAFE,
 
 
-def code(*modules):
-    """Package sources a rule's command runs: editing them reruns exactly those jobs."""
-    common = ["__init__.py", "cli.py", "stages.py", "records.py", "jsonio.py"]
-    return sorted({f"src/toolcalib/{name}" for name in common + list(modules)})
+def module_file(module):
+    return module.removeprefix("toolcalib.").replace(".", "/") + ".py"
+
+
+def code(stage, *extra, backends=False, benchmarks=False):
+    """Package sources a stage's command runs (its import closure, plus the registered backends
+    and benchmarks it may load, which registries import lazily): editing one reruns exactly
+    the jobs that run it."""
+    registered = [*(BACKEND_MODULES.values() if backends else ()),
+                  *(BENCHMARK_MODULES.values() if benchmarks else ())]
+    return closure("src", [f"stages/{stage}.py", *map(module_file, registered), *extra])
 
 
 def release(wildcards):

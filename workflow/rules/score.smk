@@ -5,8 +5,7 @@ rule score:
         gold="results/gold/{benchmark}/{category}.jsonl",
         trajectories="results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
         release=release,
-        code=code("benchmarks/__init__.py", "benchmarks/bfcl.py", "benchmarks/bfcl_release.py",
-                  "execute/executor.py", "score/gold.py", "score/multi_turn.py"),
+        code=code("score", benchmarks=True),
     output:
         "results/scores/{model}/{variant}/{benchmark}/{category}.parquet",
     log:

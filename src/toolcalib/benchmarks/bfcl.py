@@ -15,7 +15,7 @@ from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import Case, Trajectory
-from toolcalib.score.gold import GoldTrace, gold_trace
+from toolcalib.score.gold import GoldTrace, case_environment, gold_trace
 from toolcalib.score.multi_turn import Score, score_case
 
 
@@ -34,12 +34,6 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
     return normalize_single_turn(category, release.read_lines(name), **common)
 
 
-def make_environment(release: BfclRelease, case: Case) -> Environment:
-    env = case.environment
-    return Environment(release, env["involved_classes"], env["initial_config"],
-                       long_context=env["long_context"])
-
-
 class Bfcl:
     name = "bfcl"
     categories = CATEGORIES
@@ -49,9 +43,11 @@ class Bfcl:
         return load_cases(BfclRelease(source), category)
 
     def environment(self, source: str | Path, case: Case) -> Environment:
-        return make_environment(BfclRelease(source), case)
+        return case_environment(case, BfclRelease(source))
 
     def gold(self, source: str | Path, case: Case) -> GoldTrace:
+        if not case.multi_step:
+            return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
     def score(self, source: str | Path, case: Case, trajectory: Trajectory,

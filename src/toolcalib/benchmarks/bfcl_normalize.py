@@ -164,7 +164,8 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
             messages = _messages(turn_messages, f"question[{index}]", where)
             if added:
                 if messages:
-                    raise where.error(f"question[{index}]", "a withheld-function turn must be empty")
+                    raise where.error(f"question[{index}]",
+                                      "a withheld-function turn must be empty")
                 messages = [Message(role="user", content=MISS_FUNC_MESSAGE)]
             calls = _gold_calls(truth[index], by_name, answer_file, answer_line, index)
             turns.append(Turn(index=index, messages=messages, tools_added=added,
@@ -218,7 +219,8 @@ def _gold_calls(sources: list[str], by_name: dict[str, dict[str, Any]], file: st
         try:
             parsed = parse_calls(source, param_order=order)
         except CallParseError as exc:
-            raise InputError(f"{file}:{line}: field 'ground_truth[{turn}][{index}]': {exc}") from exc
+            raise InputError(
+                f"{file}:{line}: field 'ground_truth[{turn}][{index}]': {exc}") from exc
         calls.extend(parsed)
     return calls
 

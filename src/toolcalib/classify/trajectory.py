@@ -1,0 +1,108 @@
+"""Classify a whole trajectory: one row per emission and one per turn of its case."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import polars as pl
+
+from toolcalib.classify.base import EMPTY, EmissionAction, Profile, turn_action
+from toolcalib.records import (
+    MODEL_OUTCOMES,
+    ActionClass,
+    Case,
+    GoldClass,
+    Outcome,
+    Record,
+    Trajectory,
+)
+
+UNREACHED = EmissionAction(action=None, rule="unreached")
+"""The action of a case turn the trajectory never reached."""
+
+
+class ActionRow(Record):
+    """One emission (level `emission`) or one turn (level `turn`, step None) of a trajectory."""
+
+    case_id: str
+    model: str
+    variant: str
+    benchmark: str
+    category: str
+    outcome: Outcome
+    scored: bool
+    """False for infrastructure outcomes: kept, but out of every denominator."""
+    level: Literal["emission", "turn"]
+    turn: int
+    step: int | None
+    gold_action: GoldClass
+    """The gold class of this turn."""
+    is_gold_turn: bool
+    action: ActionClass | None
+    rule: str
+    evidence: str
+
+
+ACTION_SCHEMA: dict[str, pl.DataType] = {
+    "case_id": pl.String(),
+    "model": pl.String(),
+    "variant": pl.String(),
+    "benchmark": pl.String(),
+    "category": pl.String(),
+    "outcome": pl.String(),
+    "scored": pl.Boolean(),
+    "level": pl.String(),
+    "turn": pl.Int64(),
+    "step": pl.Int64(),
+    "gold_action": pl.String(),
+    "is_gold_turn": pl.Boolean(),
+    "action": pl.String(),
+    "rule": pl.String(),
+    "evidence": pl.String(),
+}
+"""The columns of an action table, in order."""
+
+
+def classify_trajectory(trajectory: Trajectory, case: Case, profile: Profile) -> list[ActionRow]:
+    """Rows for every emission, then the turn, of every turn of `case` (unreached ones too)."""
+    if (trajectory.benchmark, trajectory.case_id) != (case.benchmark, case.id):
+        raise ValueError(
+            f"trajectory {trajectory.benchmark}/{trajectory.case_id} is not case"
+            f" {case.benchmark}/{case.id}"
+        )
+    traces = {trace.index: trace for trace in trajectory.turns}
+    extra = sorted(set(traces) - {turn.index for turn in case.turns})
+    if extra:
+        raise ValueError(f"trajectory {trajectory.case_id}: turns {extra} are not in the case")
+    common = {
+        "case_id": case.id,
+        "model": trajectory.model,
+        "variant": trajectory.variant,
+        "benchmark": case.benchmark,
+        "category": case.category,
+        "outcome": trajectory.outcome,
+        "scored": trajectory.outcome in MODEL_OUTCOMES,
+    }
+    rows: list[ActionRow] = []
+    for turn in case.turns:
+        where = {
+            **common,
+            "turn": turn.index,
+            "gold_action": turn.gold_action,
+            "is_gold_turn": turn.index == case.gold_turn,
+        }
+        trace = traces.get(turn.index)
+        steps = trace.steps if trace else []
+        actions = [profile.classify(step.emission) for step in steps]
+        for step, action in zip(steps, actions, strict=True):
+            rows.append(
+                ActionRow(**where, level="emission", step=step.index, **action.model_dump())
+            )
+        decided = UNREACHED if trace is None else turn_action(actions) or EMPTY
+        rows.append(ActionRow(**where, level="turn", step=None, **decided.model_dump()))
+    return rows
+
+
+def actions_frame(rows: list[ActionRow]) -> pl.DataFrame:
+    """Action rows as a table with a fixed schema (also when empty)."""
+    return pl.DataFrame([row.model_dump() for row in rows], schema=ACTION_SCHEMA)

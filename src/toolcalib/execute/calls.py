@@ -1,0 +1,159 @@
+"""Parse call source text into `ToolCall`s by reading literals only: nothing is ever evaluated.
+
+Accepted: one call `f(a=1)` or a list of calls `[f(a=1), g(b='x')]`, whose function is a plain
+name and whose arguments are literals (strings, numbers, booleans, None, and lists, tuples,
+sets and dicts of literals). Values come out JSON-native, so a call survives a JSON round trip
+unchanged: tuples and sets become lists (a set keeps its first occurrence of each element), and
+dict keys must be strings. Positional arguments are named through `param_order`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from toolcalib.records import ToolCall
+
+ParamOrder = Callable[[str], list[str]]
+"""Function name -> its parameter names in positional order."""
+
+MAX_DEPTH = 64
+"""Deepest literal nesting accepted in one argument."""
+
+
+class CallParseError(ValueError):
+    """The text is not a call (or list of calls) with literal arguments."""
+
+
+def parse_calls(source: str, param_order: ParamOrder | None = None) -> list[ToolCall]:
+    """Parse `f(a=1)` or `[f(a=1), g(b='x')]` into calls; anything else raises CallParseError."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise CallParseError(f"not a Python expression: {exc}") from exc
+    body = tree.body
+    if isinstance(body, ast.Call):
+        return [_call(body, param_order)]
+    if isinstance(body, ast.List):
+        calls = []
+        for index, node in enumerate(body.elts):
+            if not isinstance(node, ast.Call):
+                raise CallParseError(f"list item {index} is {_describe(node)}, not a call")
+            calls.append(_call(node, param_order))
+        return calls
+    raise CallParseError(f"expected a call or a list of calls, got {_describe(body)}")
+
+
+def render_call(call: ToolCall) -> str:
+    """Python source for a call, keyword arguments as reprs: `f(a=1, b='x')`."""
+    arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+    return f"{call.name}({arguments})"
+
+
+def param_order_from_docs(docs: Iterable[dict[str, Any]]) -> ParamOrder:
+    """A `ParamOrder` reading each function doc's `parameters.properties` key order."""
+    orders = {doc["name"]: list(doc.get("parameters", {}).get("properties", {})) for doc in docs}
+
+    def order(name: str) -> list[str]:
+        if name not in orders:
+            raise CallParseError(f"no parameter order known for function '{name}'")
+        return orders[name]
+
+    return order
+
+
+def _call(node: ast.Call, param_order: ParamOrder | None) -> ToolCall:
+    if not isinstance(node.func, ast.Name):
+        raise CallParseError(
+            f"the called function must be a plain name, got {_describe(node.func)}"
+            f" in '{ast.unparse(node)[:80]}'"
+        )
+    name = node.func.id
+    arguments: dict[str, Any] = {}
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        raise CallParseError(f"{name}: *-unpacking is not allowed")
+    if node.args:
+        if param_order is None:
+            raise CallParseError(f"{name}: positional arguments need a known parameter order")
+        names = param_order(name)
+        if len(node.args) > len(names):
+            raise CallParseError(
+                f"{name}: {len(node.args)} positional arguments, but it takes {len(names)}"
+            )
+        for key, arg in zip(names, node.args, strict=False):
+            arguments[key] = _literal(arg, f"{name}: argument '{key}'", 0)
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise CallParseError(f"{name}: **-unpacking is not allowed")
+        if keyword.arg in arguments:
+            raise CallParseError(f"{name}: argument '{keyword.arg}' given more than once")
+        arguments[keyword.arg] = _literal(keyword.value, f"{name}: argument '{keyword.arg}'", 0)
+    return ToolCall(name=name, arguments=arguments)
+
+
+def _literal(node: ast.AST, where: str, depth: int) -> Any:
+    """The JSON-native value of a literal node; anything that is not a literal raises."""
+    if depth > MAX_DEPTH:
+        raise CallParseError(f"{where}: literal nested deeper than {MAX_DEPTH}")
+    if isinstance(node, ast.Constant):
+        return _constant(node.value, where)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = node.operand
+        if isinstance(operand, ast.Constant) and _is_number(operand.value):
+            value = _constant(operand.value, where)
+            return -value if isinstance(node.op, ast.USub) else value
+        raise CallParseError(f"{where}: a sign applies only to a number literal")
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(item, where, depth + 1) for item in node.elts]
+    if isinstance(node, ast.Set):
+        items: list[Any] = []
+        for item in node.elts:
+            value = _literal(item, where, depth + 1)
+            if isinstance(value, list | dict):
+                raise CallParseError(f"{where}: a set cannot hold a list or dict")
+            if value not in items:
+                items.append(value)
+        return items
+    if isinstance(node, ast.Dict):
+        result: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:
+                raise CallParseError(f"{where}: **-unpacking is not allowed")
+            key = _literal(key_node, where, depth + 1)
+            if not isinstance(key, str):
+                raise CallParseError(f"{where}: dict keys must be strings, got {key!r}")
+            result[key] = _literal(value_node, where, depth + 1)
+        return result
+    raise CallParseError(f"{where}: {_describe(node)} is not a literal")
+
+
+def _constant(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CallParseError(f"{where}: non-finite number {value!r}")
+        return value
+    raise CallParseError(f"{where}: {type(value).__name__} literals are not allowed")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _describe(node: ast.AST) -> str:
+    """A short human name for a syntax node, quoting its source."""
+    kinds = {
+        ast.Call: "a call",
+        ast.Attribute: "an attribute access",
+        ast.Name: "a name",
+        ast.Lambda: "a lambda",
+        ast.JoinedStr: "an f-string",
+        ast.BinOp: "an operator expression",
+        ast.Subscript: "a subscript",
+        ast.Starred: "a starred expression",
+    }
+    kind = next((text for cls, text in kinds.items() if isinstance(node, cls)), None)
+    return f"{kind or 'a ' + type(node).__name__} '{ast.unparse(node)[:80]}'"

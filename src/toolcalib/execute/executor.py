@@ -1,0 +1,126 @@
+"""Run parsed calls on fresh BFCL simulated API instances, with BFCL's result strings.
+
+Mirrors BFCL's `execute_multi_turn_func_call`, except that a call is dispatched by name to a
+bound method with literal keyword arguments instead of `eval`-ing model text.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from toolcalib.benchmarks.bfcl_release import STATELESS_CLASSES, BfclRelease, pin_timezone
+from toolcalib.records import ToolCall
+
+BLOCKED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
+"""Names BFCL refuses to execute whatever they resolve to."""
+ERROR_PREFIX = "Error during execution: "
+TAGS = frozenset({"<dict>", "<tuple>", "<set>", "<float>", "<File>", "<Directory>"})
+"""Single-key wrappers marking values JSON has no direct form for."""
+
+
+class Environment:
+    """Fresh instances of a case's API classes; state persists across `execute` calls."""
+
+    def __init__(
+        self,
+        release: BfclRelease,
+        involved_classes: list[str],
+        initial_config: dict[str, Any],
+        long_context: bool,
+    ):
+        pin_timezone()  # trading_bot formats timestamps in local time
+        self.instances: dict[str, Any] = {}
+        self.methods: dict[str, Any] = {}
+        for class_name in involved_classes:
+            instance = release.api_class(class_name)()
+            if class_name not in STATELESS_CLASSES:
+                config = copy.deepcopy(initial_config.get(class_name, {}))
+                instance._load_scenario(config, long_context=long_context)
+            self.instances[class_name] = instance
+            for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
+                if not name.startswith("_"):
+                    self.methods[name] = method
+
+    def execute(self, call: ToolCall) -> str:
+        """BFCL's result string for one call; every failure becomes an error string."""
+        if call.name in BLOCKED_NAMES:
+            return f"{ERROR_PREFIX}Function call {call.name} is not allowed."
+        method = self.methods.get(call.name)
+        if method is None:
+            return f"{ERROR_PREFIX}name '{call.name}' is not defined"
+        try:
+            result = method(**copy.deepcopy(call.arguments))
+        except Exception as exc:  # the simulated API's own failure is a result, as in BFCL
+            return f"{ERROR_PREFIX}{exc}"
+        return _result_text(result)
+
+    def execute_all(self, calls: Iterable[ToolCall]) -> list[str]:
+        return [self.execute(call) for call in calls]
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """Canonical snapshot: equal iff BFCL's attribute-by-attribute comparison is equal."""
+        return {
+            class_name: {
+                attr: snapshot(value)
+                for attr, value in vars(instance).items()
+                if not attr.startswith("_")
+            }
+            for class_name, instance in self.instances.items()
+        }
+
+
+def _result_text(result: Any) -> str:
+    if type(result) is str:
+        return result
+    if type(result) is dict:
+        try:
+            return json.dumps(result)
+        except Exception:  # BFCL falls back to str() for anything json cannot encode
+            return str(result)
+    return str(result)
+
+
+def snapshot(value: Any) -> Any:
+    """A JSON value for `value`: two are equal iff the originals are `==` (NaN aside).
+
+    Numbers collapse as Python compares them (True == 1 == 1.0, so bools become ints and
+    integral floats ints); tuples, sets and dicts with non-string keys get tagged forms; BFCL's
+    File and Directory keep only the fields their `__eq__` reads (never a Directory's parent).
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return {"<float>": repr(value)}
+        return int(value) if value.is_integer() else value
+    if isinstance(value, list):
+        return [snapshot(item) for item in value]
+    if isinstance(value, tuple):
+        return {"<tuple>": [snapshot(item) for item in value]}
+    if isinstance(value, set | frozenset):
+        return {"<set>": sorted((snapshot(item) for item in value), key=_sort_key)}
+    if isinstance(value, dict):
+        tag_like = len(value) == 1 and bool(value.keys() & TAGS)
+        if all(isinstance(key, str) for key in value) and not tag_like:
+            return {key: snapshot(item) for key, item in value.items()}
+        pairs = [[snapshot(key), snapshot(item)] for key, item in value.items()]
+        return {"<dict>": sorted(pairs, key=lambda pair: _sort_key(pair[0]))}
+    kind = type(value).__name__
+    if kind == "File":
+        return {"<File>": {"name": snapshot(value.name), "content": snapshot(value.content)}}
+    if kind == "Directory":
+        return {"<Directory>": {"name": snapshot(value.name), "contents": snapshot(value.contents)}}
+    raise TypeError(f"no canonical snapshot for a {type(value).__module__}.{kind}")
+
+
+def _sort_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,62 @@
+"""The triples as a readable markdown table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from toolcalib.metrics.inputs import KEYS
+
+SHOWN = {
+    "gar": "GAR",
+    "gar_turn": "GAR@gold turn",
+    "ter": "TER",
+    "ter_turn": "TER@gold turn",
+    "acc": "Acc",
+}
+FOOTER = """\
+Rates are shares of scored cases, in percent, with the count (k/n) and the 95% Wilson score
+interval [low, high]. Weighting: every case has weight 1 within its (model, variant, benchmark,
+category); no group is pooled with another (no cross-category or cross-benchmark averages).
+GAR: the union of the case's turn classes contains its gold class; GAR@gold turn: the class at
+the decision turn is that turn's gold. TER: some turn is a tool call; TER@gold turn: the decision
+turn is. Acc: the benchmark's own verdict (a step-cap ending is a failure).
+Acc>GAR: cases passed without emitting the gold class (grader masking); GAR>Acc: cases that
+emitted the gold class and failed. Excluded: infrastructure outcomes (error, context overflow),
+counted here and left out of every denominator.
+"""
+
+
+def _rate(row: dict[str, Any], rate: str) -> str:
+    if row[rate] is None:
+        return "–"
+    low, high = row[f"{rate}_lo"], row[f"{rate}_hi"]
+    k, n = row[f"{rate}_k"], row["n"]
+    return f"{100 * row[rate]:.1f}% ({k}/{n}) [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _line(cells: list[Any]) -> str:
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+
+def triples_markdown(triples: pl.DataFrame) -> str:
+    """One line per triple, in the table's order, then how to read it."""
+    header = [*KEYS, "gold", "n", "excluded", "step cap", *SHOWN.values(), "Acc>GAR", "GAR>Acc"]
+    lines = [_line(header), _line(["---"] * len(header))]
+    for row in triples.iter_rows(named=True):
+        lines.append(
+            _line(
+                [
+                    *(row[key] for key in KEYS),
+                    row["gold_action"],
+                    row["n"],
+                    row["n_excluded"],
+                    row["n_step_cap"],
+                    *(_rate(row, rate) for rate in SHOWN),
+                    row["acc_without_gold"],
+                    row["gold_without_acc"],
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n\n" + FOOTER

@@ -1,0 +1,55 @@
+"""Aggregate actions, scores and cases, and write every metrics artifact deterministically."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from toolcalib.jsonio import atomic_write_bytes, write_json
+from toolcalib.metrics.confusion import confusion
+from toolcalib.metrics.inputs import KEYS, Cases, Rows, action_table
+from toolcalib.metrics.markdown import triples_markdown
+from toolcalib.metrics.per_case import per_case
+from toolcalib.metrics.triples import DIGITS, triples
+
+FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md")
+
+
+def metrics_tree(table: pl.DataFrame) -> dict[str, Any]:
+    """{model: {variant: {benchmark: {category: {metric: value}}}}} of the triples."""
+    tree: dict[str, Any] = {}
+    for row in table.iter_rows(named=True):
+        node = tree
+        for key in KEYS[:-1]:
+            node = node.setdefault(row[key], {})
+        node[row[KEYS[-1]]] = {name: value for name, value in row.items() if name not in KEYS}
+    return tree
+
+
+def _csv(frame: pl.DataFrame) -> bytes:
+    return frame.write_csv(float_precision=DIGITS).encode("utf-8")
+
+
+def _parquet(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def write_outputs(
+    out_dir: str | Path, actions: Rows, scores: Rows, cases: Cases
+) -> dict[str, Path]:
+    """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths."""
+    out = Path(out_dir)
+    actions = action_table(actions)
+    case_table = per_case(actions, scores, cases)
+    triple_table = triples(case_table)
+    atomic_write_bytes(out / "triples.csv", _csv(triple_table))
+    atomic_write_bytes(out / "confusion.csv", _csv(confusion(actions, case_table)))
+    atomic_write_bytes(out / "per_case.parquet", _parquet(case_table))
+    write_json(out / "metrics.json", metrics_tree(triple_table))
+    atomic_write_bytes(out / "triples.md", triples_markdown(triple_table).encode("utf-8"))
+    return {name: out / name for name in FILES}

@@ -1,0 +1,13 @@
+"""Stage: one action class per emission and per turn."""
+
+from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.trajectory import actions_frame, classify_trajectory
+from toolcalib.stages import log, matching, write_parquet
+
+
+def run(profile: str, cases: str, trajectories: str, out: str) -> None:
+    chosen = get_profile(profile)
+    rows = [row for case, trajectory in matching(cases, trajectories)
+            for row in classify_trajectory(trajectory, case, chosen)]
+    write_parquet(out, actions_frame(rows))
+    log(f"classified {len(rows)} emissions/turns with profile '{profile}' -> {out}")

@@ -1,0 +1,340 @@
+"""Our multi-turn verdicts against BFCL's own checker (imported from the wheel, tests only)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from itertools import count
+
+import pytest
+
+from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.execute.calls import render_call
+from toolcalib.jsonio import dumps, parse_line
+from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
+from toolcalib.score.gold import GoldTrace, case_environment, gold_trace
+from toolcalib.score.multi_turn import (
+    EMPTY_TURN,
+    FORCE_TERMINATED,
+    IRRELEVANCE_CALL,
+    RESPONSE_MISMATCH,
+    STATE_MISMATCH,
+    missing_items,
+    score_case,
+    score_multi_turn,
+)
+
+MULTI_TURN = (
+    "multi_turn_base",
+    "multi_turn_long_context",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+)
+REFERENCE = "bfcl_eval.eval_checker.multi_turn_eval"
+NAMES = count()
+
+Plan = list[list[list[ToolCall]]]
+"""Per turn, per step, the calls the model emits."""
+
+
+@pytest.fixture(scope="module")
+def cases(bfcl_release):
+    return [case for category in MULTI_TURN for case in load_cases(bfcl_release, category)]
+
+
+@pytest.fixture(scope="module")
+def golds(bfcl_release, cases):
+    return {case.id: gold_trace(case, bfcl_release) for case in cases}
+
+
+@pytest.fixture(scope="module")
+def reference(bfcl_wheel):
+    """BFCL's checker and executor modules, imported from the wheel."""
+    if str(bfcl_wheel) not in sys.path:
+        sys.path.append(str(bfcl_wheel))
+    checker = importlib.import_module(f"{REFERENCE}.multi_turn_checker")
+    return checker, importlib.import_module(f"{REFERENCE}.multi_turn_utils")
+
+
+def trajectory(case, plan: Plan, outcome: str = "completed") -> Trajectory:
+    """Each turn: one step per call list, then a text-only step that ends the turn."""
+    turns = []
+    for index, steps in enumerate(plan):
+        emissions = [Emission(tool_calls=calls, parse="ok") for calls in steps]
+        emissions.append(Emission(text="done"))
+        turns.append(
+            TurnTrace(
+                index=index,
+                steps=[Step(index=i, emission=e) for i, e in enumerate(emissions)],
+                ended="no_call",
+            )
+        )
+    return Trajectory(
+        case_id=case.id,
+        benchmark="bfcl",
+        category=case.category,
+        model="m",
+        variant="v",
+        outcome=outcome,
+        turns=turns,
+        messages=[],
+    )
+
+
+def reference_verdict(reference, case, plan: Plan) -> dict:
+    """BFCL's `_evaluate_single_multi_turn_entry` on call strings rendered from the plan."""
+    checker, utils = reference
+    truth = [turn.gold_calls_source for turn in case.turns]
+    if len(plan) != len(truth):
+        return {"valid": False, "error_type": FORCE_TERMINATED}
+    decoded = [[[render_call(c) for c in calls] for calls in steps if calls] for steps in plan]
+    entry = {
+        "id": case.id,
+        **{k: case.environment[k] for k in ("initial_config", "involved_classes")},
+    }
+    name = f"ref{next(NAMES)}"  # BFCL keeps instances in module globals keyed by this name
+    try:
+        return checker.multi_turn_checker(decoded, truth, entry, case.category, name)
+    finally:
+        for key in [key for key in vars(utils) if key.startswith(f"{name}_")]:
+            del vars(utils)[key]
+
+
+def reference_turn(verdict: dict) -> int | None:
+    """The turn BFCL failed at: from its message, else from its per-turn execution log."""
+    match = re.search(r"for turn (\d+)", verdict.get("error_message", ""))
+    if match:
+        return int(match.group(1))
+    log = verdict.get("execution_result") or verdict.get("details", {}).get("execution_result")
+    return len(log) - 1 if log else None
+
+
+def gold_plan(case) -> Plan:
+    return [[list(turn.gold_calls)] if turn.gold_calls else [] for turn in case.turns]
+
+
+def changed(call: ToolCall) -> ToolCall:
+    key, value = next(iter(call.arguments.items()))
+    if isinstance(value, bool):
+        new = not value
+    elif isinstance(value, int | float):
+        new = value + 1
+    elif isinstance(value, str):
+        new = value + "_x"
+    elif isinstance(value, list):
+        new = value[:-1] if value else ["x"]
+    else:
+        new = "x"
+    return call.model_copy(update={"arguments": {**call.arguments, key: new}})
+
+
+def mutations(case, seed: int) -> dict[str, tuple[Plan, str]]:
+    """Small deviations from the ground truth at one turn that has calls (chosen by seed)."""
+    calls = [list(turn.gold_calls) for turn in case.turns]
+    full = [t for t, turn_calls in enumerate(calls) if turn_calls]
+    target = full[seed % len(full)]
+    last = len(calls) - 1
+
+    def plan(edit) -> Plan:
+        edited = [list(turn_calls) for turn_calls in calls]
+        edit(edited)
+        return [[turn_calls] if turn_calls else [] for turn_calls in edited]
+
+    found = [
+        (t, i) for t in [target, *range(len(calls))] for i, c in enumerate(calls[t]) if c.arguments
+    ]
+    result = {
+        "drop": (plan(lambda c: c[target].pop(seed % len(c[target]))), "completed"),
+        "empty": (plan(lambda c: c[target].clear()), "completed"),
+        "reorder": (plan(lambda c: c[target].reverse()), "completed"),
+        "stop": ([[turn_calls] for turn_calls in calls[: target + 1]], "step_cap"),
+        "split": ([[[call] for call in turn_calls] for turn_calls in calls], "completed"),
+    }
+    extra = [calls[target][0], ToolCall(name="no_such_function", arguments={"x": 1})]
+    result["extra"] = (plan(lambda c: c[target].extend(extra)), "completed")
+    if found:
+        t, i = found[0]
+        result["change"] = (plan(lambda c: c[t].__setitem__(i, changed(c[t][i]))), "completed")
+    if target < last and calls[target + 1]:
+        result["early"] = (plan(lambda c: c[target].append(c[target + 1].pop(0))), "completed")
+    if target == last:
+        del result["stop"]  # BFCL scores a step cap in the last turn normally; we fail it
+    return result
+
+
+def test_gold_trajectories_pass_ours_and_bfcl(bfcl_release, cases, golds, reference):
+    assert len(cases) == 800
+    for case in cases:
+        plan = gold_plan(case)
+        score = score_multi_turn(case, trajectory(case, plan), golds[case.id], bfcl_release)
+        assert score.scored and score.passed, (case.id, score.error_message)
+        assert reference_verdict(reference, case, plan) == {"valid": True}, case.id
+
+
+def test_gold_traces_survive_json(golds):
+    for gold in golds.values():
+        assert parse_line(dumps(gold), GoldTrace, "gold.jsonl", 1) == gold
+
+
+def test_mutated_verdicts_equal_bfcl(bfcl_release, cases, golds, reference):
+    seen: dict[str | None, int] = {}
+    for seed, case in enumerate(cases):
+        for kind, (plan, outcome) in mutations(case, seed).items():
+            ours = score_case(case, trajectory(case, plan, outcome), golds[case.id], bfcl_release)
+            theirs = reference_verdict(reference, case, plan)
+            where = (case.id, kind, ours.error_type, theirs.get("error_type"))
+            assert ours.passed == theirs["valid"], where
+            assert ours.error_type == theirs.get("error_type"), where
+            if not ours.passed and ours.error_type != FORCE_TERMINATED:
+                assert ours.failed_turn == reference_turn(theirs), where
+            if ours.error_type == STATE_MISMATCH:
+                assert ours.error_message == theirs["error_message"], where
+                assert set(ours.details["differences"]) == set(theirs["details"]["differences"])
+            if ours.error_type == RESPONSE_MISMATCH:
+                assert ours.details["missing_items"] == theirs["details"]["missing_items"], where
+            seen[ours.error_type] = seen.get(ours.error_type, 0) + 1
+    assert set(seen) == {None, FORCE_TERMINATED, EMPTY_TURN, STATE_MISMATCH, RESPONSE_MISMATCH}
+    assert min(seen.values()) >= 50, seen
+
+
+def test_executor_matches_bfcl_results(bfcl_release, cases, golds, reference):
+    """Every result string of the ground truth, plus failing probes, equals BFCL's own.
+
+    (BFCL `eval`s in its executor's scope, so a name like `long_context` or `print` resolves to
+    its locals or builtins there; we answer any name that is not a method as undefined.)
+    """
+    _, utils = reference
+    probes = [
+        ToolCall(name="no_such_function", arguments={"a": 1}),
+        ToolCall(name="_load_scenario", arguments={"scenario": {}}),
+        ToolCall(name="root"),  # an attribute, not a method
+        ToolCall(name="kill", arguments={"pid": 1}),
+        ToolCall(name="run"),
+    ]
+    for case in cases:
+        env = case.environment
+        ours = golds[case.id]
+        name = f"ref{next(NAMES)}"
+        try:
+            for index, turn in enumerate(case.turns):
+                theirs, _ = utils.execute_multi_turn_func_call(
+                    turn.gold_calls_source,
+                    env["initial_config"],
+                    env["involved_classes"],
+                    name,
+                    case.id,
+                    long_context=env["long_context"],
+                )
+                assert ours.turns[index].results == theirs, (case.id, index)
+            first = case.turns[0].gold_calls[:1]
+            bad = [*probes, *[c.model_copy(update={"arguments": {"bogus": 1}}) for c in first]]
+            theirs, _ = utils.execute_multi_turn_func_call(
+                [render_call(c) for c in bad],
+                env["initial_config"],
+                env["involved_classes"],
+                name + "_probe",
+                case.id,
+                long_context=env["long_context"],
+            )
+            assert case_environment(case, bfcl_release).execute_all(bad) == theirs, case.id
+        finally:
+            for key in [key for key in vars(utils) if key.startswith(f"{name}_")]:
+                del vars(utils)[key]
+
+
+def test_infrastructure_outcomes_are_not_scored(bfcl_release, cases, golds):
+    case = cases[0]
+    for outcome in ("error", "context_overflow"):
+        run = trajectory(case, gold_plan(case)[:1], outcome).model_copy(update={"error": "boom"})
+        score = score_case(case, run, golds[case.id], bfcl_release)
+        assert (score.scored, score.passed, score.error_type) == (False, None, None)
+        assert outcome in score.error_message and "boom" in score.error_message
+
+
+def test_step_cap_fails_even_in_the_last_turn(bfcl_release, cases, golds):
+    case = cases[0]
+    score = score_case(
+        case, trajectory(case, gold_plan(case), "step_cap"), golds[case.id], bfcl_release
+    )
+    assert (score.passed, score.error_type) == (False, FORCE_TERMINATED)
+    assert score.failed_turn == len(case.turns) - 1
+
+
+def test_recorded_results_are_not_trusted(bfcl_release, cases, golds):
+    case = cases[0]
+    run = trajectory(case, gold_plan(case)[:1] + [[] for _ in case.turns[1:]])
+    faked = [
+        t.model_copy(
+            update={"steps": [s.model_copy(update={"results": r.results}) for s in t.steps]}
+        )
+        for t, r in zip(run.turns, golds[case.id].turns, strict=True)
+    ]
+    score = score_case(case, run.model_copy(update={"turns": faked}), golds[case.id], bfcl_release)
+    assert (score.passed, score.error_type, score.failed_turn) == (False, EMPTY_TURN, 1)
+
+
+def test_malformed_steps_and_empty_steps_are_skipped(bfcl_release, cases, golds):
+    case = cases[0]
+    run = trajectory(case, gold_plan(case))
+    turns = list(run.turns)
+    steps = list(turns[0].steps)
+    bad = Emission(
+        tool_calls=[ToolCall(name="rm", arguments={"file_name": "x"})], parse="malformed"
+    )
+    steps.insert(0, Step(index=0, emission=bad))
+    turns[0] = turns[0].model_copy(update={"steps": steps})
+    score = score_case(case, run.model_copy(update={"turns": turns}), golds[case.id], bfcl_release)
+    assert score.passed
+
+
+def test_mismatched_inputs_raise(bfcl_release, cases, golds):
+    case, other = cases[0], cases[1]
+    with pytest.raises(ValueError, match="scored against"):
+        score_case(case, trajectory(other, gold_plan(other)), golds[case.id], bfcl_release)
+    with pytest.raises(ValueError, match="does not fit"):
+        score_case(case, trajectory(case, gold_plan(case)), golds[other.id], bfcl_release)
+    with pytest.raises(ValueError, match="needs its gold trace"):
+        score_case(case, trajectory(case, gold_plan(case)), None, bfcl_release)
+    with pytest.raises(ValueError, match="trajectory has"):
+        score_case(case, trajectory(case, gold_plan(case) + [[]]), golds[case.id], bfcl_release)
+
+
+@pytest.mark.parametrize("category", ["irrelevance", "live_irrelevance"])
+def test_irrelevance(bfcl_release, category):
+    case = load_cases(bfcl_release, category)[0]
+    call = (
+        ToolCall(name=case.tools[0]["name"], arguments={"x": 1})
+        if case.tools
+        else ToolCall(name="anything")
+    )
+    text = trajectory(case, [[]])
+    called = trajectory(case, [[[call]]])
+    malformed = text.model_copy(
+        update={
+            "turns": [
+                TurnTrace(
+                    index=0,
+                    ended="single_step",
+                    steps=[
+                        Step(
+                            index=0,
+                            emission=Emission(text="f(", parse="malformed", parse_error="syntax"),
+                        )
+                    ],
+                )
+            ]
+        }
+    )
+    assert score_case(case, text, None, None).passed
+    assert score_case(case, malformed, None, None).passed
+    failed = score_case(case, called, None, None)
+    assert (failed.passed, failed.error_type, failed.failed_turn) == (False, IRRELEVANCE_CALL, 0)
+    overflow = text.model_copy(update={"outcome": "context_overflow"})
+    assert not score_case(case, overflow, None, None).scored
+
+
+def test_missing_items_is_a_multiset_difference():
+    assert missing_items(["a", "b", "a"], ["b", "a", "c"]) == ["a"]
+    assert missing_items(["a"], ["a", "a"]) == []
+    assert missing_items([], []) == []

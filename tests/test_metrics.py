@@ -1,0 +1,217 @@
+"""Metrics on small hand-built inputs, with hand-computed expected values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from toolcalib.classify import ActionRow, actions_frame
+from toolcalib.metrics import confusion, per_case, triples, wilson, write_outputs
+from toolcalib.metrics.write import FILES
+from toolcalib.records import ACTION_CLASSES
+
+KEYS = {"model": "m", "variant": "v", "benchmark": "b"}
+
+
+def case_rows(case_id, category, gold, gold_turn, turns, outcome="completed"):
+    """Action rows of one case; `turns[i]` lists the classes of turn i's emissions (None: the
+    turn was never reached); a turn's class is the highest-priority one among them."""
+    rows = []
+    for index, emissions in enumerate(turns):
+        where = dict(
+            **KEYS,
+            case_id=case_id,
+            category=category,
+            outcome=outcome,
+            scored=outcome in ("completed", "step_cap"),
+            turn=index,
+            gold_action=gold[index],
+            is_gold_turn=index == gold_turn,
+            evidence="",
+        )
+        for step, action in enumerate(emissions or []):
+            rows.append(ActionRow(**where, level="emission", step=step, action=action, rule="r"))
+        present = [a for a in emissions or [] if a is not None]
+        action = min(present, key=ACTION_CLASSES.index) if present else None
+        rule = "unreached" if emissions is None else "r"
+        rows.append(ActionRow(**where, level="turn", step=None, action=action, rule=rule))
+    return rows
+
+
+MP = ["tool_call", "ask"]  # miss_param: turn 0 gold tool_call, turn 1 (the gold turn) ask
+ACTIONS = [
+    *case_rows("p1", "miss_param", MP, 1, [["tool_call"], ["ask"]]),
+    *case_rows("p2", "miss_param", MP, 1, [["other", "ask"], ["tool_call"]]),
+    *case_rows("p3", "miss_param", MP, 1, [["tool_call"], ["tool_call", "ask"]]),
+    *case_rows("p4", "miss_param", MP, 1, [[None, "other"], ["ask"]]),
+    *case_rows("p5", "miss_param", MP, 1, [["malformed"], None], outcome="error"),
+    *case_rows("p6", "miss_param", MP, 1, [["tool_call"] * 3, None], outcome="step_cap"),
+    *case_rows("c1", "base", ["tool_call"], 0, [["tool_call", "confirm"]]),
+    *case_rows("c2", "base", ["tool_call"], 0, [["other"]]),
+]
+VERDICTS = {"p1": True, "p2": True, "p3": True, "p4": False, "p5": None, "p6": False,
+            "c1": True, "c2": False}  # fmt: skip
+SCORES = [
+    dict(**KEYS, case_id=c, category="base" if c[0] == "c" else "miss_param",
+         scored=passed is not None, passed=passed,
+         error_type={False: "state_mismatch", None: "error"}.get(passed))
+    for c, passed in VERDICTS.items()
+]  # fmt: skip
+CASES = pl.DataFrame(
+    {
+        "benchmark": ["b"] * 8,
+        "case_id": list(VERDICTS),
+        "gold_action": ["ask"] * 6 + ["tool_call"] * 2,
+        "gold_turn": [1] * 6 + [0] * 2,
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def cases() -> pl.DataFrame:
+    return per_case(ACTIONS, SCORES, CASES)
+
+
+@pytest.fixture(scope="module")
+def table(cases: pl.DataFrame) -> dict[str, dict]:
+    return {row["category"]: row for row in triples(cases).iter_rows(named=True)}
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(8, 10, 0.4902, 0.9433), (0, 10, 0.0, 0.2775), (10, 10, 0.7225, 1.0), (1, 2, 0.0945, 0.9055),
+     (3, 5, 0.2307, 0.8824), (0, 1, 0.0, 0.7935)],
+)  # fmt: skip
+def test_wilson_known_values(k: int, n: int, low: float, high: float) -> None:
+    assert wilson(k, n) == pytest.approx((low, high), abs=5e-5)
+
+
+def test_wilson_edges() -> None:
+    assert wilson(0, 0) == (None, None)
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+
+
+def test_per_case(cases: pl.DataFrame) -> None:
+    got = {row["case_id"]: row for row in cases.iter_rows(named=True)}
+    assert cases["case_id"].to_list() == ["c1", "c2", "p1", "p2", "p3", "p4", "p5", "p6"]
+    assert {c: r["emitted"] for c, r in got.items()} == {
+        "c1": "tool_call", "c2": "other", "p1": "ask|tool_call", "p2": "ask|tool_call",
+        "p3": "tool_call", "p4": "ask|other", "p5": "malformed", "p6": "tool_call",
+    }  # fmt: skip
+    assert got["p3"]["emission_classes"] == "ask|tool_call"
+    assert [got[c]["gold_turn_class"] for c in ("p1", "p2", "p6")] == ["ask", "tool_call", None]
+    bounds = {c: r["bound"] for c, r in got.items() if r["bound"]}
+    assert bounds == {"p3": "acc_without_gold", "p4": "gold_without_acc"}
+    assert got["p5"]["scored"] is False and got["p5"]["outcome"] == "error"
+    assert got["p5"]["error_type"] == "error" and got["p5"]["bound"] is None
+    assert got["p6"]["outcome"] == "step_cap" and got["p6"]["passed"] is False
+
+
+def test_triples_miss_param(table: dict[str, dict]) -> None:
+    row = table["miss_param"]
+    # Scored: p1 p2 p3 p4 p6 (p5 is an infrastructure error).
+    assert (row["n"], row["n_excluded"], row["n_step_cap"]) == (5, 1, 1)
+    assert row["gold_action"] == "ask"
+    expected = {
+        "gar": 3,  # p1 p2 p4: ask among the turn classes
+        "gar_turn": 2,  # p1 p4: ask at the gold turn
+        "gar_emission": 4,  # also p3, whose ask lost its turn to a tool call
+        "ter": 4,  # p1 p2 p3 p6
+        "ter_turn": 2,  # p2 p3
+        "acc": 3,  # p1 p2 p3
+    }
+    for rate, k in expected.items():
+        assert row[f"{rate}_k"] == k, rate
+        assert row[rate] == k / 5, rate
+        assert (row[f"{rate}_lo"], row[f"{rate}_hi"]) == pytest.approx(wilson(k, 5), abs=1e-6)
+    assert (row["gar_lo"], row["gar_hi"]) == pytest.approx((0.2307, 0.8824), abs=5e-5)
+    assert row["gar_lo"] == round(row["gar_lo"], 6)
+    assert (row["acc_without_gold"], row["gold_without_acc"]) == (1, 1)  # p3; p4
+
+
+def test_triples_base(table: dict[str, dict]) -> None:
+    row = table["base"]
+    assert (row["n"], row["n_excluded"], row["gold_action"]) == (2, 0, "tool_call")
+    assert (row["gar"], row["gar_turn"], row["ter"], row["acc"]) == (0.5, 0.5, 0.5, 0.5)
+    assert (row["acc_without_gold"], row["gold_without_acc"]) == (0, 0)
+
+
+def test_triples_columns_and_order(cases: pl.DataFrame) -> None:
+    frame = triples(cases)
+    required = (
+        "model variant benchmark category gold_action n gar gar_lo gar_hi gar_turn ter ter_turn"
+        " acc acc_lo acc_hi acc_without_gold gold_without_acc n_excluded gar_turn_lo gar_turn_hi"
+        " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap"
+    ).split()
+    assert set(required) <= set(frame.columns)
+    assert frame["category"].to_list() == ["base", "miss_param"]
+
+
+def test_all_excluded_group_has_no_rates() -> None:
+    actions = case_rows("x", "base", ["tool_call"], 0, [None], outcome="context_overflow")
+    scores = [dict(**KEYS, case_id="x", category="base", scored=False, passed=None,
+                   error_type="context_overflow")]  # fmt: skip
+    gold = [{"benchmark": "b", "case_id": "x", "gold_action": "tool_call", "gold_turn": 0}]
+    row = triples(per_case(actions, scores, pl.DataFrame(gold))).row(0, named=True)
+    assert (row["n"], row["n_excluded"], row["gar"], row["acc_lo"]) == (0, 1, None, None)
+
+
+def test_inputs_as_frames_or_records(cases: pl.DataFrame) -> None:
+    same = per_case(actions_frame(ACTIONS), pl.DataFrame(SCORES), CASES)
+    assert same.equals(cases)
+
+
+def test_missing_inputs_are_named() -> None:
+    with pytest.raises(ValueError, match="1 case\\(s\\) have no score row: b/c2"):
+        per_case(ACTIONS, [s for s in SCORES if s["case_id"] != "c2"], CASES)
+    with pytest.raises(ValueError, match="have no case \\(gold\\) record: b/p1"):
+        per_case(ACTIONS, SCORES, CASES.filter(pl.col("case_id") != "p1"))
+    with pytest.raises(ValueError, match="6 case.s. do not mark .*: b/p1, b/p2, b/p3, b/p4, b/p5$"):
+        per_case(ACTIONS, SCORES, CASES.with_columns(gold_turn=pl.lit(0)))
+
+
+def test_confusion(cases: pl.DataFrame) -> None:
+    frame = confusion(ACTIONS, cases).filter(pl.col("category") == "miss_param")
+    counts = {
+        (r["level"], r["gold"], r["emitted"]): r["count"] for r in frame.iter_rows(named=True)
+    }
+    assert frame.height == 7 * 3  # gold_turn: ask; all_turns: tool_call, ask; x 6 classes + none
+    nonzero = {key: count for key, count in counts.items() if count}
+    assert nonzero == {
+        ("gold_turn", "ask", "ask"): 2,
+        ("gold_turn", "ask", "tool_call"): 2,
+        ("gold_turn", "ask", "none"): 1,
+        ("all_turns", "tool_call", "tool_call"): 3,
+        ("all_turns", "tool_call", "ask"): 1,
+        ("all_turns", "tool_call", "other"): 1,
+        ("all_turns", "ask", "ask"): 2,
+        ("all_turns", "ask", "tool_call"): 2,
+        ("all_turns", "ask", "none"): 1,
+    }
+    assert counts[("all_turns", "tool_call", "malformed")] == 0  # p5 is excluded
+    assert frame["level"].to_list()[:7] == ["gold_turn"] * 7
+    assert frame["emitted"].to_list()[:7] == [*ACTION_CLASSES, "none"]
+
+
+def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
+    first = write_outputs(tmp_path / "a", ACTIONS, SCORES, CASES)
+    reordered = actions_frame(ACTIONS[::-1]), pl.DataFrame(SCORES[::-1]), CASES.reverse()
+    write_outputs(tmp_path / "b", *reordered)
+    assert sorted(first) == sorted(FILES)
+    for name in FILES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+    tree = json.loads(first["metrics.json"].read_text())
+    cell = tree["m"]["v"]["b"]["miss_param"]
+    assert (cell["gar"], cell["ter"], cell["acc"], cell["n"]) == (0.6, 0.8, 0.6, 5)
+    csv = first["triples.csv"].read_text().splitlines()
+    assert csv[0].startswith("model,variant,benchmark,category,gold_action,n,")
+    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,1,1,1,3,0.600000,0.230720,0.882382,")
+    markdown = first["triples.md"].read_text()
+    assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
+    assert "every case has weight 1" in markdown and "no group is pooled" in markdown
+    assert pl.read_parquet(first["per_case.parquet"]).equals(per_case(ACTIONS, SCORES, CASES))
