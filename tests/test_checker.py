@@ -252,13 +252,18 @@ def test_infrastructure_outcomes_are_not_scored(bfcl_release, cases, golds):
         assert outcome in score.error_message and "boom" in score.error_message
 
 
-def test_step_cap_fails_even_in_the_last_turn(bfcl_release, cases, golds):
+def test_step_cap_is_scored_as_bfcl_does(bfcl_release, cases, golds):
+    """A cap before the last turn ends the case (force-terminated); a cap in the last turn
+    leaves BFCL's turn counts equal, so that trajectory is checked like any other."""
     case = cases[0]
-    score = score_case(
+    last = score_case(
         case, trajectory(case, gold_plan(case), "step_cap"), golds[case.id], bfcl_release
     )
-    assert (score.passed, score.error_type) == (False, FORCE_TERMINATED)
-    assert score.failed_turn == len(case.turns) - 1
+    assert (last.scored, last.passed) == (True, True)
+    early = score_case(
+        case, trajectory(case, gold_plan(case)[:1], "step_cap"), golds[case.id], bfcl_release
+    )
+    assert (early.passed, early.error_type, early.failed_turn) == (False, FORCE_TERMINATED, 0)
 
 
 def test_recorded_results_are_not_trusted(bfcl_release, cases, golds):

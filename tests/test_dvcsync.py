@@ -91,7 +91,7 @@ def test_jobs_and_stages(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> N
     assert Path.cwd() == cwd
     make_a = next(j for j in jobs if j.wildcards == {"name": "a"})
     assert make_a.cmd == (
-        "set -euo pipefail;  printf '%s threads=%s\\n' 'hello {world} a' 2 > data/a.txt"
+        "set -euo pipefail; printf '%s threads=%s\\n' 'hello {world} a' 2 > data/a.txt"
         " 2> logs/make/a.log"
     )
     assert make_a.params == {"greeting": "hello {world} a"}
@@ -100,7 +100,7 @@ def test_jobs_and_stages(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> N
     stages = yaml.safe_load(render_dvc_yaml(jobs, **RENDER))["stages"]
     assert list(stages) == ["make--a", "make--b_c", "summarize"]
     assert stages["make--a"] == {
-        "cmd": "mkdir -p data logs/make && bash -c 'set -euo pipefail;  printf '\"'\"'%s"
+        "cmd": "mkdir -p data logs/make && bash -c 'set -euo pipefail; printf '\"'\"'%s"
         " threads=%s\\n'\"'\"' '\"'\"'hello {world} a'\"'\"' 2 > data/a.txt 2> logs/make/a.log'",
         "outs": ["data/a.txt"],
     }

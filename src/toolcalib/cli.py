@@ -11,11 +11,11 @@ from toolcalib.jsonio import InputError
 
 
 def _limit(text: str) -> int | None:
-    if text in ("null", "None", ""):
+    if text == "all":
         return None
     value = int(text)
     if value < 1:
-        raise argparse.ArgumentTypeError("limit must be a positive integer or null")
+        raise argparse.ArgumentTypeError("limit must be a positive integer or 'all'")
     return value
 
 
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", required=True)
     p.add_argument("--cases", required=True)
     p.add_argument("--source", required=True)
-    p.add_argument("--limit", type=_limit, default=None, help="first N cases (default: all)")
+    p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("classify", help="action class per emission and per turn")
@@ -69,20 +69,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", nargs="+", required=True)
     p.add_argument("--out-dir", required=True)
 
-    p = sub.add_parser("dvc-sync", add_help=False,
-                       help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.add_parser("dvc-sync", add_help=False,
+                   help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["dvc-sync"]:
+        from toolcalib.dvcsync import main_dvc_sync
+
+        return main_dvc_sync(argv[1:])
     args = vars(build_parser().parse_args(argv))
     command = args.pop("command").replace("-", "_")
     try:
-        if command == "dvc_sync":
-            from toolcalib.dvcsync import main_dvc_sync
-
-            return main_dvc_sync(args["rest"])
         importlib.import_module(f"toolcalib.stages.{command}").run(**args)
     except (InputError, FetchError, KeyError, FileNotFoundError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -124,7 +124,7 @@ def _job(job: Any, executable: str, prefix: str, suffix: str) -> Job:
         wildcards={k: str(v) for k, v in job.wildcards_dict.items()},
         shell=executable,
         # as snakemake.shell.shell.__new__ assembles it
-        cmd=" ".join((prefix, job.shellcmd, suffix)).strip(),
+        cmd=" ".join(part.strip() for part in (prefix, job.shellcmd, suffix) if part.strip()),
         input=tuple(map(str, job.input)),
         output=tuple(map(str, job.output)),
         log=tuple(map(str, job.log)),
@@ -149,6 +149,10 @@ def stage_cmd(job: Job) -> str:
         raise ValueError(
             f"rule {job.rule}: multi-line shell command; DVC runs each line separately"
         )
+    if "  " in cmd:
+        # DVC writes dvc.lock with long lines folded, and a fold at a repeated space loses
+        # one: `dvc status` would then report "changed command" forever.
+        raise ValueError(f"rule {job.rule}: repeated spaces in the shell command: {cmd!r}")
     folders = sorted({os.path.dirname(p) for p in (*job.output, *job.log)} - {""})
     mkdir = f"mkdir -p {' '.join(map(shlex.quote, folders))} && " if folders else ""
     return f"{mkdir}{job.shell} -c {shlex.quote(cmd)}"

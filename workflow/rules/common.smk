@@ -42,8 +42,8 @@ def model_spec(wildcards):
     return json.dumps(MODELS[wildcards.model], sort_keys=True, separators=(",", ":"))
 
 
-def limit_flag(wildcards):
-    return "" if LIMIT is None else f"--limit {LIMIT}"
+def limit_value(wildcards):
+    return "all" if LIMIT is None else str(LIMIT)
 
 
 def runs():

@@ -8,7 +8,7 @@ rule generate:
         "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
     params:
         spec=model_spec,
-        limit=limit_flag,
+        limit=limit_value,
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
     threads: 1
@@ -18,4 +18,4 @@ rule generate:
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
-        " {params.limit} --out {output:q} 2> {log:q}"
+        " --limit {params.limit} --out {output:q} 2> {log:q}"

@@ -79,7 +79,9 @@ def score_multi_turn(
         )
     if not verdict.scored:
         return verdict.unscored()
-    if trajectory.outcome == "step_cap" or len(trajectory.turns) < len(case.turns):
+    # BFCL: a force-quit fails the case through the turn count; a cap hit in the last turn
+    # leaves the counts equal and that trajectory is checked like any other.
+    if len(trajectory.turns) < len(case.turns):
         return verdict.fail(
             FORCE_TERMINATED,
             f"Model was force-terminated during inference phase (outcome"
