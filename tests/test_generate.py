@@ -91,8 +91,10 @@ class Looping:
     def identity(self):
         return {"backend": "test"}
 
-    def generate(self, request: Request) -> Emission:
-        return Emission(tool_calls=[ToolCall(name="pwd")], structured=True, parse="ok")
+    cacheable = False
+
+    def generate_batch(self, requests: list[Request]) -> list[Emission]:
+        return [Emission(tool_calls=[ToolCall(name="pwd")], structured=True) for _ in requests]
 
 
 class Failing:
@@ -104,10 +106,10 @@ class Failing:
     def identity(self):
         return {"backend": "test"}
 
-    def generate(self, request: Request) -> Emission:
-        if request.turn == 1:
-            raise self.exc
-        return Emission(text="ok")
+    cacheable = False
+
+    def generate_batch(self, requests: list[Request]) -> list[Emission | Exception]:
+        return [self.exc if r.turn == 1 else Emission(text="ok") for r in requests]
 
 
 def test_step_cap_ends_the_case(bfcl_release, cases):
@@ -134,3 +136,16 @@ def test_unknown_policy_and_backend_are_clear_errors():
         make_backend(ModelSpec(name="x", backend="policy", options={"policy": "psychic"}))
     with pytest.raises(KeyError, match="unknown backend 'gpt'"):
         make_backend(ModelSpec(name="x", backend="gpt"))
+
+
+def test_batching_across_conversations_changes_nothing(bfcl_release):
+    from toolcalib.generate import run_cases
+
+    cases = load_cases(bfcl_release, "multi_turn_miss_func")[:6]
+    env = lambda c: case_environment(c, bfcl_release)  # noqa: E731
+    done = []
+    one = list(run_cases(cases, policy("always_call"), BASELINE, env))
+    many = list(run_cases(cases, policy("always_call"), BASELINE, env, batch_size=4,
+                          on_done=done.append))
+    assert many == one and [t.case_id for t in many] == [c.id for c in cases]
+    assert sorted(t.case_id for t in done) == sorted(c.id for c in cases)

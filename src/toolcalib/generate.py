@@ -1,30 +1,36 @@
-"""The multi-turn loop, following BFCL's protocol.
+"""The multi-turn loop, following BFCL's protocol, with steps batched across conversations.
 
 Per turn: the turn's messages (and any newly visible tools) are added; the model is queried
 step after step; each step's calls are executed and their results returned as tool messages;
 a step with no call ends the turn. A turn with more than MAX_STEPS_PER_TURN call steps ends the
-whole case as `step_cap` (BFCL's force-quit: scored as a failure). Single-step cases (the
-irrelevance sets) get exactly one emission and nothing is executed. Infrastructure failures
-end the case as `error` / `context_overflow`, which are counted but never scored.
+case as `step_cap` (BFCL's force-quit). Single-step cases (the irrelevance sets) get exactly one
+emission and nothing is executed. Infrastructure failures end the case as `error` /
+`context_overflow`: counted, never scored.
+
+Each case is a generator that yields its next `Request` and receives the answer, so a driver
+can keep many conversations in flight and hand the backend one batch of steps at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
-from toolcalib.backends.base import Backend, ContextOverflow, InfrastructureError, Request
+from toolcalib.backends.base import Answer, Backend, ContextOverflow, InfrastructureError, Request
 from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN
+from toolcalib.execute.textcalls import decode_emission
 from toolcalib.records import Case, Message, Step, Trajectory, TurnTrace
 from toolcalib.variants import Variant
 
 EnvironmentFactory = Callable[[Case], Any]
+Conversation = Generator[Request, Answer, Trajectory]
 
 
-def run_case(case: Case, backend: Backend, variant: Variant,
-             environment: EnvironmentFactory, params: dict[str, Any] | None = None,
-             max_steps: int = MAX_STEPS_PER_TURN) -> Trajectory:
-    """Run one case end to end and return its full trajectory."""
+def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
+                 params: dict[str, Any] | None = None,
+                 max_steps: int = MAX_STEPS_PER_TURN) -> Conversation:
+    """One case as a coroutine: yields each step's request, receives the backend's answer
+    (an Emission or an InfrastructureError), returns the finished trajectory."""
     env = environment(case) if case.multi_step else None
     messages: list[Message] = variant.preamble()
     tools: list[dict[str, Any]] = list(case.tools)
@@ -36,16 +42,15 @@ def run_case(case: Case, backend: Backend, variant: Variant,
         steps: list[Step] = []
         ended = "no_call"
         while True:
-            request = Request(messages=list(messages), tools=tools, case=case, turn=turn.index,
-                              step=len(steps), params=params or {})
-            try:
-                emission = backend.generate(request)
-            except ContextOverflow as exc:
-                ended, outcome, error = "context_overflow", "context_overflow", str(exc)
+            answer = yield Request(messages=list(messages), tools=tools, case=case,
+                                   turn=turn.index, step=len(steps), params=params or {})
+            if isinstance(answer, ContextOverflow):
+                ended, outcome, error = "context_overflow", "context_overflow", str(answer)
                 break
-            except InfrastructureError as exc:
-                ended, outcome, error = "error", "error", str(exc)
+            if isinstance(answer, InfrastructureError):
+                ended, outcome, error = "error", "error", str(answer)
                 break
+            emission = decode_emission(answer)
             messages.append(Message(role="assistant", content=emission.text,
                                     tool_calls=emission.tool_calls))
             if not case.multi_step:
@@ -66,5 +71,47 @@ def run_case(case: Case, backend: Backend, variant: Variant,
         if outcome != "completed":
             break
     return Trajectory(case_id=case.id, benchmark=case.benchmark, category=case.category,
-                      model=backend.name, variant=variant.name, outcome=outcome, error=error,
+                      model=model, variant=variant.name, outcome=outcome, error=error,
                       turns=turns, messages=messages)
+
+
+def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
+              environment: EnvironmentFactory, *, batch_size: int = 1,
+              params: dict[str, Any] | None = None,
+              on_done: Callable[[Trajectory], None] | None = None) -> Iterator[Trajectory]:
+    """Trajectories in case order, keeping up to `batch_size` conversations in flight and
+    sending their pending steps to the backend together."""
+    queue = iter(cases)
+    active: dict[int, tuple[Conversation, Request]] = {}
+    finished: dict[int, Trajectory] = {}
+    next_index = emitted = 0
+    while True:
+        while len(active) < batch_size:
+            case = next(queue, None)
+            if case is None:
+                break
+            chat = conversation(case, backend.name, variant, environment, params)
+            active[next_index] = (chat, next(chat))
+            next_index += 1
+        if not active:
+            return
+        order = sorted(active)
+        answers = backend.generate_batch([active[i][1] for i in order])
+        for index, answer in zip(order, answers, strict=True):
+            chat = active[index][0]
+            try:
+                active[index] = (chat, chat.send(answer))
+            except StopIteration as done:
+                del active[index]
+                finished[index] = done.value
+                if on_done is not None:
+                    on_done(done.value)
+        while emitted in finished:
+            yield finished.pop(emitted)
+            emitted += 1
+
+
+def run_case(case: Case, backend: Backend, variant: Variant,
+             environment: EnvironmentFactory, params: dict[str, Any] | None = None) -> Trajectory:
+    """One case on its own (no batching)."""
+    return next(run_cases([case], backend, variant, environment, params=params))

@@ -29,10 +29,18 @@ class Request:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+Answer = Emission | InfrastructureError
+"""What a backend returns per request: the model's raw emission, or why there is none."""
+
+
 class Backend(Protocol):
     name: str
+    cacheable: bool
+    """Whether answers go through the response store (False for free reference policies)."""
 
     def identity(self) -> dict[str, Any]:
         """What identifies the model's answers (backend, model, weights hash, params)."""
 
-    def generate(self, request: Request) -> Emission: ...
+    def generate_batch(self, requests: list[Request]) -> list[Answer]:
+        """One answer per request, in order; a failed request is an InfrastructureError in
+        its slot (it never raises for one request's failure)."""

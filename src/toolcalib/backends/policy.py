@@ -90,8 +90,10 @@ class PolicyBackend:
     def identity(self) -> dict[str, Any]:
         return {"backend": "policy", "policy": self.policy}
 
-    def generate(self, request: Request) -> Emission:
-        return self._act(request)
+    cacheable = False
+
+    def generate_batch(self, requests: list[Request]) -> list[Emission]:
+        return [self._act(request) for request in requests]
 
 
 def make(spec: ModelSpec) -> PolicyBackend:

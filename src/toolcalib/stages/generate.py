@@ -5,7 +5,7 @@ from __future__ import annotations
 from toolcalib.backends import make_backend
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import parse_model_spec
-from toolcalib.generate import run_case
+from toolcalib.generate import run_cases
 from toolcalib.jsonio import read_records, write_jsonl
 from toolcalib.records import Case
 from toolcalib.stages import log
@@ -19,10 +19,6 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     context = get_variant(variant)
     bench = get_benchmark(benchmark)
     selected = read_records(cases, Case)[:limit]
-    trajectories = []
-    for done, case in enumerate(selected, start=1):
-        trajectories.append(run_case(case, backend, context,
-                                     lambda c: bench.environment(source, c)))
-        if done % 50 == 0 or done == len(selected):
-            log(f"{spec.name}/{variant}: {done}/{len(selected)} cases")
-    write_jsonl(out, trajectories)
+    trajectories = run_cases(selected, backend, context, lambda c: bench.environment(source, c))
+    write_jsonl(out, list(trajectories))
+    log(f"{spec.name}/{variant}: {len(selected)} cases -> {out}")
