@@ -13,6 +13,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
+include: "workflow/rules/model.smk"
 include: "workflow/rules/normalize.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/classify.smk"

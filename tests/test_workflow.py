@@ -4,6 +4,7 @@ of the generated dvc.yaml from clean, which must reproduce the same bytes."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -45,7 +46,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(source, root / name)
     (root / "tests" / "data").mkdir(parents=True)
     shutil.copy2(ROOT / TINY, root / TINY)
-    (root / ".gitignore").write_text(".snakemake/\nresults/logs/\n__pycache__/\n")
+    (root / ".gitignore").write_text(".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n")
     sh("git", "init", "-q", cwd=root)
     sh("git", "add", "-A", cwd=root)
     sh("git", "commit", "-qm", "tiny project", cwd=root)
@@ -58,12 +59,22 @@ def test_snakemake_run_then_dvc_repro_give_identical_bytes(project: Path) -> Non
     assert "results/metrics/triples.csv" in first and len(first) > 20
 
     triples = pl.read_csv(project / "results/metrics/triples.csv")
-    oracle = triples.filter(pl.col("model") == "policy-oracle")
+    baseline = triples.filter(pl.col("variant") == "baseline")
+    oracle = baseline.filter(pl.col("model") == "policy-oracle")
     assert oracle.height == 3
     assert oracle["gar"].to_list() == [1.0] * 3 and oracle["acc"].to_list() == [1.0] * 3
-    base = triples.filter((pl.col("model") == "policy-never_call")
+    base = baseline.filter((pl.col("model") == "policy-never_call")
                           & (pl.col("category") == "multi_turn_base")).row(0, named=True)
     assert base["n"] == 3 and base["ter"] == 0.0 and base["acc"] == 0.0
+    # the sri probe fired in every never_call case, and the shift table pairs it with baseline
+    sri = triples.filter((pl.col("model") == "policy-never_call") & (pl.col("variant") == "sri")
+                         & (pl.col("category") == "multi_turn_base")).row(0, named=True)
+    assert sri["n_probed"] == 3
+    shift = pl.read_csv(project / "results/metrics/shift.csv")
+    assert shift.height == 2 * 3 * 3 and set(shift["n_pairs"]) == {3}
+    manifest = json.loads((project / "results/manifest.json").read_text())
+    assert manifest["code"]["dirty"] is False and manifest["config"]["limit"] == 3
+    assert manifest["models"]["policy-oracle"] == {"backend": "policy", "policy": "oracle"}
 
     # Snakemake reruns nothing on a second call.
     dry = sh("snakemake", "--cores", "2", "--configfile", TINY, "-n", cwd=project)

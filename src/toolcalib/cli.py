@@ -28,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sha256", required=True)
     p.add_argument("--out", required=True)
 
+    p = sub.add_parser("model", help="fetch pinned weights, verify sha256, convert once")
+    p.add_argument("--source-json", required=True, help="JSON: the model's `source` config")
+    p.add_argument("--out", required=True)
+
     p = sub.add_parser("normalize", help="raw benchmark -> canonical cases (JSONL)")
     p.add_argument("--benchmark", required=True)
     p.add_argument("--category", required=True)
@@ -47,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", required=True)
     p.add_argument("--source", required=True)
     p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
+    p.add_argument("--store", default=None, help="response store folder (cacheable backends)")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("classify", help="action class per emission and per turn")
@@ -69,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", nargs="+", required=True)
     p.add_argument("--out-dir", required=True)
 
+    p = sub.add_parser("manifest", help="the run manifest: code, config, models, packages, hashes")
+    p.add_argument("--config-json", required=True)
+    p.add_argument("--inputs", nargs="+", required=True)
+    p.add_argument("--trajectories", nargs="+", required=True)
+    p.add_argument("--out", required=True)
+
     sub.add_parser("dvc-sync", add_help=False,
                    help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
     return parser
@@ -84,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     command = args.pop("command").replace("-", "_")
     try:
         importlib.import_module(f"toolcalib.stages.{command}").run(**args)
-    except (InputError, FetchError, KeyError, FileNotFoundError) as exc:
+    except (InputError, FetchError, KeyError, FileNotFoundError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)
         return 2

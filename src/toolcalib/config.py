@@ -18,6 +18,13 @@ class ModelSpec(Record):
     name: str = Field(pattern=NAME_PATTERN)
     backend: str
     options: dict[str, Any] = Field(default_factory=dict)
+    """Backend-specific settings (they enter the model's identity)."""
+    source: dict[str, Any] | None = None
+    """Pinned weights to download and convert (see `toolcalib.models.ModelSource`)."""
+    batch_size: int = Field(default=1, ge=1)
+    """Conversations in flight at once (their steps reach the backend as one batch)."""
+    limit: int | dict[str, int] | None = None
+    """Cases per category for this model (overrides the run's `limit`)."""
 
 
 def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:

@@ -19,7 +19,8 @@ from typing import Any
 from toolcalib.backends.base import Answer, Backend, ContextOverflow, InfrastructureError, Request
 from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN
 from toolcalib.execute.textcalls import decode_emission
-from toolcalib.records import Case, Message, Step, Trajectory, TurnTrace
+from toolcalib.probes import Decision, ProbeContext, call_probe, halt_probe
+from toolcalib.records import Case, Emission, Intervention, Message, Step, Trajectory, TurnTrace
 from toolcalib.variants import Variant
 
 EnvironmentFactory = Callable[[Case], Any]
@@ -27,19 +28,25 @@ Conversation = Generator[Request, Answer, Trajectory]
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
-                 params: dict[str, Any] | None = None,
-                 max_steps: int = MAX_STEPS_PER_TURN) -> Conversation:
+                 params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS_PER_TURN,
+                 identity: dict[str, Any] | None = None) -> Conversation:
     """One case as a coroutine: yields each step's request, receives the backend's answer
     (an Emission or an InfrastructureError), returns the finished trajectory."""
+    case = variant.adjust_case(case)
     env = environment(case) if case.multi_step else None
     messages: list[Message] = variant.preamble()
     tools: list[dict[str, Any]] = list(case.tools)
     turns: list[TurnTrace] = []
+    interventions: list[Intervention] = []
+    context = ProbeContext()
     outcome, error = "completed", None
     for turn in case.turns:
         tools = tools + turn.tools_added
         messages.extend(turn.messages)
+        context.requests.append("\n".join(m.content for m in turn.messages if m.role == "user"))
+        context.visible = {doc["name"]: doc for doc in tools}
         steps: list[Step] = []
+        probed: set[str] = set()
         ended = "no_call"
         while True:
             answer = yield Request(messages=list(messages), tools=tools, case=case,
@@ -51,6 +58,15 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
                 ended, outcome, error = "error", "error", str(answer)
                 break
             emission = decode_emission(answer)
+            probe = _probe(variant, case, emission, context, probed)
+            if probe is not None:
+                decision, name = probe
+                interventions.append(Intervention(turn=turn.index, step=len(steps), probe=name,
+                                                  fired=decision.fired, reason=decision.reason))
+                if decision.fired:
+                    steps.append(Step(index=len(steps), emission=emission, dropped=True))
+                    messages.append(decision.message)
+                    continue
             messages.append(Message(role="assistant", content=emission.text,
                                     tool_calls=emission.tool_calls))
             if not case.multi_step:
@@ -63,16 +79,34 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             results = [env.execute(call) for call in emission.tool_calls]
             messages.extend(Message(role="tool", name=call.name, content=result)
                             for call, result in zip(emission.tool_calls, results, strict=True))
+            context.observed.extend(zip(emission.tool_calls, results, strict=True))
             steps.append(Step(index=len(steps), emission=emission, results=results))
-            if len(steps) > max_steps:
+            if sum(1 for step in steps if not step.dropped) > max_steps:
                 ended, outcome = "step_cap", "step_cap"
                 break
         turns.append(TurnTrace(index=turn.index, steps=steps, ended=ended))
         if outcome != "completed":
             break
     return Trajectory(case_id=case.id, benchmark=case.benchmark, category=case.category,
-                      model=model, variant=variant.name, outcome=outcome, error=error,
-                      turns=turns, messages=messages)
+                      model=model, model_identity=identity or {}, variant=variant.name,
+                      outcome=outcome, error=error, turns=turns, messages=messages,
+                      interventions=interventions)
+
+
+def _probe(variant: Variant, case: Case, emission: Emission, context: ProbeContext,
+           probed: set[str]) -> tuple[Decision, str] | None:
+    """The variant's probe decision for this emission (each probe runs once per turn)."""
+    if not case.multi_step:
+        return None
+    if not emission.tool_calls and variant.halt_probe and "halt" not in probed:
+        probed.add("halt")
+        return halt_probe(variant.halt_probe, emission, context), variant.halt_probe
+    if emission.tool_calls and variant.call_probe and "call" not in probed:
+        decision = call_probe(emission.tool_calls, context)
+        if decision.fired:
+            probed.add("call")
+        return decision, variant.call_probe
+    return None
 
 
 def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
@@ -85,12 +119,14 @@ def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
     active: dict[int, tuple[Conversation, Request]] = {}
     finished: dict[int, Trajectory] = {}
     next_index = emitted = 0
+    identity = backend.identity()
     while True:
         while len(active) < batch_size:
             case = next(queue, None)
             if case is None:
                 break
-            chat = conversation(case, backend.name, variant, environment, params)
+            chat = conversation(case, backend.name, variant, environment, params,
+                                identity=identity)
             active[next_index] = (chat, next(chat))
             next_index += 1
         if not active:

@@ -96,6 +96,19 @@ class Step(Record):
     emission: Emission
     results: list[str] = Field(default_factory=list)
     """Execution result of each call, in order (BFCL's string form)."""
+    dropped: bool = False
+    """Withdrawn by a variant's probe before anything ran: kept for audit, never executed,
+    not part of the conversation afterwards, and not counted in the turn's class."""
+
+
+class Intervention(Record):
+    """A variant probe's decision at one step (logged whether or not it fired)."""
+
+    turn: int
+    step: int
+    probe: str
+    fired: bool
+    reason: str
 
 
 class TurnTrace(Record):
@@ -109,12 +122,15 @@ class Trajectory(Record):
     benchmark: str
     category: str
     model: str
+    model_identity: dict[str, Any] = Field(default_factory=dict)
+    """What identifies the model's answers: backend, model, weights hash, parameters."""
     variant: str
     outcome: Outcome
     error: str | None = None
     turns: list[TurnTrace]
     messages: list[Message]
-    """The full conversation as the model saw and produced it."""
+    """The full conversation as the model saw and produced it (dropped replies excluded)."""
+    interventions: list[Intervention] = Field(default_factory=list)
 
 
 Message.model_rebuild()

@@ -1,10 +1,25 @@
-"""Context variants: data that changes what the model sees, selected by name in config."""
+"""Context variants: data that changes what the model sees, plus at most one probe in the loop.
+
+- `baseline`: the benchmark's own protocol, unmodified.
+- `system-permission`: a system message that explicitly allows asking and declining.
+- `sri` / `sri-gate`: halt-seam state reconciliation (see `probes.halt_probe`).
+- `cri-retry`: call-seam re-query before an unsupported call (see `probes.call_probe`).
+- `no-tools-visible`: the same conversation with no tools offered; every gold `tool_call`
+  becomes `refuse` (nothing can be done), `ask` stays `ask`. Measures the floor of over-calling.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
-from toolcalib.records import Message
+from toolcalib.records import Case, Message
+
+PERMISSION_PROMPT = (
+    "You may ask the user for any information you need that they have not given you, and you "
+    "may decline a request when none of the available tools can carry it out: say so plainly "
+    "instead of guessing arguments or calling an unrelated tool."
+)
 
 
 @dataclass(frozen=True)
@@ -12,13 +27,38 @@ class Variant:
     name: str
     system_prompt: str | None = None
     """Prepended as a system message when set."""
+    hide_tools: bool = False
+    halt_probe: Literal["sri", "sri-gate"] | None = None
+    call_probe: Literal["cri"] | None = None
+    gold_map: dict[str, str] = field(default_factory=dict)
+    """How the variant changes gold classes (e.g. no tools: tool_call -> refuse)."""
 
     def preamble(self) -> list[Message]:
         return [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
 
+    def adjust_case(self, case: Case) -> Case:
+        """The case as this variant presents it (tools hidden, gold classes remapped)."""
+        if not self.hide_tools and not self.gold_map:
+            return case
+        turns = [turn.model_copy(update={
+            "tools_added": [] if self.hide_tools else turn.tools_added,
+            "gold_action": self.gold_map.get(turn.gold_action, turn.gold_action),
+        }) for turn in case.turns]
+        return case.model_copy(update={
+            "tools": [] if self.hide_tools else case.tools,
+            "turns": turns,
+            "gold_action": self.gold_map.get(case.gold_action, case.gold_action),
+        })
 
-VARIANTS = {"baseline": Variant("baseline")}
-"""`baseline` is the benchmark's own protocol, unmodified."""
+
+VARIANTS = {v.name: v for v in (
+    Variant("baseline"),
+    Variant("system-permission", system_prompt=PERMISSION_PROMPT),
+    Variant("sri", halt_probe="sri"),
+    Variant("sri-gate", halt_probe="sri-gate"),
+    Variant("cri-retry", call_probe="cri"),
+    Variant("no-tools-visible", hide_tools=True, gold_map={"tool_call": "refuse"}),
+)}
 
 
 def get_variant(name: str) -> Variant:

@@ -16,3 +16,27 @@ rule aggregate:
     shell:
         "toolcalib aggregate --actions {input.actions:q} --scores {input.scores:q}"
         " --cases {input.cases:q} --out-dir results/metrics 2> {log:q}"
+
+
+rule manifest:
+    """Code version, config, model identities, package versions and input hashes of the run."""
+    input:
+        metrics=METRICS,
+        trajectories=run_files("trajectories", "jsonl"),
+        cases=case_files(),
+        releases=release_files(),
+        code=code("manifest"),
+    output:
+        MANIFEST,
+    params:
+        config=json.dumps(config, sort_keys=True, separators=(",", ":")),
+    log:
+        "results/logs/manifest.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    shell:
+        "toolcalib manifest --config-json {params.config:q}"
+        " --inputs {input.metrics:q} {input.cases:q} {input.releases:q}"
+        " --trajectories {input.trajectories:q} --out {output:q} 2> {log:q}"

@@ -38,12 +38,25 @@ def release(wildcards):
     return f"results/raw/{wildcards.benchmark}/{BENCHMARKS[wildcards.benchmark]['file']}"
 
 
+def model_dir(wildcards):
+    """The converted weights a model needs, if its config names pinned `source` weights."""
+    return [f"results/models/{wildcards.model}"] if MODELS[wildcards.model].get("source") else []
+
+
 def model_spec(wildcards):
-    return json.dumps(MODELS[wildcards.model], sort_keys=True, separators=(",", ":"))
+    spec = {k: v for k, v in MODELS[wildcards.model].items() if k not in ("source", "limit")}
+    if model_dir(wildcards):
+        spec["options"] = {**spec.get("options", {}), "model_dir": model_dir(wildcards)[0]}
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
 def limit_value(wildcards):
-    return "all" if LIMIT is None else str(LIMIT)
+    """Cases per category: the model's own `limit` (a number or per-category map) first."""
+    own = MODELS[wildcards.model].get("limit")
+    if isinstance(own, dict):
+        own = own.get(wildcards.category)
+    limit = own if own is not None else LIMIT
+    return "all" if limit is None else str(limit)
 
 
 def runs():
@@ -72,8 +85,16 @@ METRICS = [
     "results/metrics/per_case.parquet",
     "results/metrics/metrics.json",
     "results/metrics/triples.md",
+    "results/metrics/shift.csv",
 ]
 
 
+MANIFEST = "results/manifest.json"
+
+
+def release_files():
+    return [f"results/raw/{b}/{BENCHMARKS[b]['file']}" for b in sorted(BENCHMARKS)]
+
+
 def final_targets():
-    return METRICS
+    return [*METRICS, MANIFEST]

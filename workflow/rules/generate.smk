@@ -3,12 +3,14 @@ rule generate:
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         release=release,
+        model=model_dir,
         code=code("generate", backends=True, benchmarks=True),
     output:
         "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
     params:
         spec=model_spec,
         limit=limit_value,
+        store=config["store"],
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
     threads: 1
@@ -18,4 +20,4 @@ rule generate:
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
-        " --limit {params.limit} --out {output:q} 2> {log:q}"
+        " --limit {params.limit} --store {params.store:q} --out {output:q} 2> {log:q}"

@@ -32,7 +32,8 @@ class ActionRow(Record):
     outcome: Outcome
     scored: bool
     """False for infrastructure outcomes: kept, but out of every denominator."""
-    level: Literal["emission", "turn"]
+    level: Literal["emission", "dropped", "turn"]
+    """`dropped`: an emission a variant's probe withdrew (kept, not part of the turn's class)."""
     turn: int
     step: int | None
     gold_action: GoldClass
@@ -41,6 +42,8 @@ class ActionRow(Record):
     action: ActionClass | None
     rule: str
     evidence: str
+    probes_fired: int = 0
+    """On turn rows: how many times the variant's probe fired in this turn."""
 
 
 ACTION_SCHEMA: dict[str, pl.DataType] = {
@@ -59,6 +62,7 @@ ACTION_SCHEMA: dict[str, pl.DataType] = {
     "action": pl.String(),
     "rule": pl.String(),
     "evidence": pl.String(),
+    "probes_fired": pl.Int64(),
 }
 """The columns of an action table, in order."""
 
@@ -95,11 +99,13 @@ def classify_trajectory(trajectory: Trajectory, case: Case, profile: Profile) ->
         steps = trace.steps if trace else []
         actions = [profile.classify(step.emission) for step in steps]
         for step, action in zip(steps, actions, strict=True):
-            rows.append(
-                ActionRow(**where, level="emission", step=step.index, **action.model_dump())
-            )
-        decided = UNREACHED if trace is None else turn_action(actions) or EMPTY
-        rows.append(ActionRow(**where, level="turn", step=None, **decided.model_dump()))
+            level = "dropped" if step.dropped else "emission"
+            rows.append(ActionRow(**where, level=level, step=step.index, **action.model_dump()))
+        kept = [action for step, action in zip(steps, actions, strict=True) if not step.dropped]
+        decided = UNREACHED if trace is None else turn_action(kept) or EMPTY
+        fired = sum(1 for i in trajectory.interventions if i.turn == turn.index and i.fired)
+        rows.append(ActionRow(**where, level="turn", step=None, probes_fired=fired,
+                              **decided.model_dump()))
     return rows
 
 

@@ -3,6 +3,7 @@
 from toolcalib.metrics.confusion import confusion
 from toolcalib.metrics.inputs import action_table, gold_table, score_table
 from toolcalib.metrics.markdown import triples_markdown
+from toolcalib.metrics.paired import compare_models, mcnemar_exact, paired, shift_table
 from toolcalib.metrics.per_case import per_case
 from toolcalib.metrics.triples import triples
 from toolcalib.metrics.wilson import wilson
@@ -10,6 +11,10 @@ from toolcalib.metrics.write import metrics_tree, write_outputs
 
 __all__ = [
     "action_table",
+    "compare_models",
+    "mcnemar_exact",
+    "paired",
+    "shift_table",
     "confusion",
     "gold_table",
     "metrics_tree",

@@ -50,6 +50,7 @@ def per_case(actions: Rows, scores: Rows, cases: Cases) -> pl.DataFrame:
             gold_turns=pl.col("turn").filter("is_gold_turn"),
             gold_turn_gold=pl.col("gold_action").filter("is_gold_turn").first(),
             gold_turn_class=pl.col("action").filter("is_gold_turn").first(),
+            probes_fired=pl.col("probes_fired").sum(),
         )
     )
     emissions = (
@@ -63,6 +64,9 @@ def per_case(actions: Rows, scores: Rows, cases: Cases) -> pl.DataFrame:
         .join(score_table(scores), on=CASE_KEYS, how="left")
     )
     _require(frame, pl.col("gold_action").is_null(), "have no case (gold) record")
+    # A variant may remap gold classes (no tools visible: tool_call -> refuse), so the case's
+    # gold is the one its action rows carry at the gold turn.
+    frame = frame.with_columns(gold_action=pl.col("gold_turn_gold"))
     gold_turns = pl.col("gold_turns")
     _require(
         frame,
@@ -108,6 +112,7 @@ def per_case(actions: Rows, scores: Rows, cases: Cases) -> pl.DataFrame:
             "outcome",
             "error_type",
             "bound",
+            "probes_fired",
         )
         .sort(CASE_KEYS)
     )

@@ -23,7 +23,10 @@ RATES: dict[str, str] = {
 }
 """Each rate and the per-case column whose share of scored cases it is."""
 
-COUNTS = ["n", "n_excluded", "n_step_cap", ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC]
+COUNTS = ["n", "n_excluded", "n_context_overflow", "n_error", "n_step_cap", "n_probed",
+          ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC]
+"""`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
+`n_probed`: scored cases where the variant's probe fired at least once."""
 
 
 def _rate_columns(rate: str) -> list[str]:
@@ -67,7 +70,10 @@ def triples(cases: pl.DataFrame) -> pl.DataFrame:
         gold_action=pl.col("gold_action").unique().sort().str.join("|"),
         n=scored.sum(),
         n_excluded=(~scored).sum(),
+        n_context_overflow=(pl.col("outcome") == "context_overflow").sum(),
+        n_error=(pl.col("outcome") == "error").sum(),
         n_step_cap=(scored & (pl.col("outcome") == "step_cap")).sum(),
+        n_probed=(scored & (pl.col("probes_fired") > 0)).sum(),
         **{name: (pl.col("bound") == name).sum() for name in (ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC)},
         **{f"{rate}_k": (scored & pl.col(column)).sum() for rate, column in RATES.items()},
     )

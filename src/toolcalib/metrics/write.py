@@ -12,10 +12,12 @@ from toolcalib.jsonio import atomic_write_bytes, write_json
 from toolcalib.metrics.confusion import confusion
 from toolcalib.metrics.inputs import KEYS, Cases, Rows, action_table
 from toolcalib.metrics.markdown import triples_markdown
+from toolcalib.metrics.paired import shift_table
 from toolcalib.metrics.per_case import per_case
 from toolcalib.metrics.triples import DIGITS, triples
 
-FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md")
+FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md",
+         "shift.csv")
 
 
 def metrics_tree(table: pl.DataFrame) -> dict[str, Any]:
@@ -52,4 +54,5 @@ def write_outputs(
     atomic_write_bytes(out / "per_case.parquet", _parquet(case_table))
     write_json(out / "metrics.json", metrics_tree(triple_table))
     atomic_write_bytes(out / "triples.md", triples_markdown(triple_table).encode("utf-8"))
+    atomic_write_bytes(out / "shift.csv", _csv(shift_table(case_table)))
     return {name: out / name for name in FILES}

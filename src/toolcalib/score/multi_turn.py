@@ -91,7 +91,8 @@ def score_multi_turn(
     environment = case_environment(case, release)
     all_results: list[str] = []
     for index, (turn, trace) in enumerate(zip(case.turns, trajectory.turns, strict=True)):
-        call_lists = [calls for step in trace.steps if (calls := decoded_calls(step.emission))]
+        call_lists = [calls for step in trace.steps
+                      if not step.dropped and (calls := decoded_calls(step.emission))]
         for calls in call_lists:
             all_results.extend(environment.execute_all(calls))
         if not turn.gold_calls:

@@ -1,4 +1,8 @@
-"""Stage: run one model on one category's cases under one context variant."""
+"""Stage: run one model on one category's cases under one context variant.
+
+Cacheable backends go through the response store: a rerun after completion makes zero model
+calls, and a run killed midway loses no answered request.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +11,32 @@ from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import read_records, write_jsonl
+from toolcalib.progress import Progress
 from toolcalib.records import Case
 from toolcalib.stages import log
+from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant
 
 
 def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
-        limit: int | None = None) -> None:
+        limit: int | None = None, store: str | None = None) -> None:
     spec = parse_model_spec(model_spec)
     backend = make_backend(spec)
+    if backend.cacheable:
+        if store is None:
+            raise ValueError(f"model '{spec.name}': a response store (--store) is required")
+        backend = StoredBackend(backend, ResponseStore(store))
     context = get_variant(variant)
     bench = get_benchmark(benchmark)
     selected = read_records(cases, Case)[:limit]
-    trajectories = run_cases(selected, backend, context, lambda c: bench.environment(source, c))
-    write_jsonl(out, list(trajectories))
-    log(f"{spec.name}/{variant}: {len(selected)} cases -> {out}")
+    label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
+    progress = Progress(label, len(selected))
+    trajectories = list(run_cases(selected, backend, context,
+                                  lambda c: bench.environment(source, c),
+                                  batch_size=spec.batch_size,
+                                  on_done=lambda _: progress.advance()))
+    write_jsonl(out, trajectories)
+    if isinstance(backend, StoredBackend):
+        log(f"{label}: {backend.misses} model calls, {backend.hits} answers from the store, "
+            f"{backend.errors} failed requests (not stored)")
+    log(f"{label}: {len(trajectories)} trajectories -> {out}")

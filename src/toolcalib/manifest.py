@@ -1,0 +1,63 @@
+"""The run manifest: what produced the numbers (code version, config, model identities,
+package versions, input hashes). Together with dvc.lock it answers "where does this come from?"
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from toolcalib.jsonio import sha256_file
+
+CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
+"""Tracked paths whose uncommitted edits make the code version 'dirty'."""
+PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "jsonlines", "torch",
+            "transformers", "openai", "httpx", "llama_cpp_python")
+
+
+def code_version(root: str | Path = ".") -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+    return {"git_commit": commit or "unknown", "dirty": bool(status) if commit else None}
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def model_identities(trajectories: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The identity recorded by each model's own trajectories (first line of each file)."""
+    identities: dict[str, dict[str, Any]] = {}
+    for path in trajectories:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+        if first.strip():
+            record = json.loads(first)
+            identities.setdefault(record["model"], record.get("model_identity", {}))
+    return dict(sorted(identities.items()))
+
+
+def build_manifest(config: dict[str, Any], inputs: Sequence[str],
+                   trajectories: Sequence[str], root: str | Path = ".") -> dict[str, Any]:
+    return {
+        "code": code_version(root),
+        "config": config,
+        "models": model_identities(trajectories),
+        "packages": package_versions(),
+        "inputs": {path: sha256_file(path) for path in sorted(set(inputs))},
+    }

@@ -1,0 +1,102 @@
+"""Anchor ids of the triples' numbers and the case ids behind each of them."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from toolcalib.metrics.inputs import KEYS
+from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
+from toolcalib.metrics.triples import RATES
+
+Key = tuple[str, ...]
+"""The (model, variant, benchmark, category) of a triple."""
+
+_SCORED = pl.col("scored").fill_null(False)
+_OUTCOME = pl.col("outcome")
+AUDITED: dict[str, tuple[str, pl.Expr]] = {
+    "n": ("scored cases (the denominator of every rate)", _SCORED),
+    "n_excluded": ("excluded cases (infrastructure outcomes, in no denominator)", ~_SCORED),
+    "n_context_overflow": ("cases ended by context overflow", _OUTCOME == "context_overflow"),
+    "n_error": ("cases ended by an infrastructure error", _OUTCOME == "error"),
+    "n_step_cap": ("scored cases ended by the step cap", _SCORED & (_OUTCOME == "step_cap")),
+    "n_probed": ("scored cases where the variant's probe fired",
+                 _SCORED & (pl.col("probes_fired") > 0)),
+    **{
+        rate: (f"numerator: scored cases with {column}", _SCORED & pl.col(column))
+        for rate, column in RATES.items()
+    },
+    ACC_WITHOUT_GOLD: ("passed without emitting the gold class (Acc>GAR)",
+                       pl.col("bound") == ACC_WITHOUT_GOLD),
+    GOLD_WITHOUT_ACC: ("emitted the gold class and failed (GAR>Acc)",
+                       pl.col("bound") == GOLD_WITHOUT_ACC),
+}
+"""Every auditable number of a triple: what its cases are and which per-case rows they are."""
+
+
+def audited(columns: list[str]) -> dict[str, tuple[str, pl.Expr]]:
+    """The AUDITED numbers a triples table with these columns has."""
+    return {metric: entry for metric, entry in AUDITED.items() if count_column(metric) in columns}
+
+
+def natural(case_id: str) -> tuple[object, ...]:
+    """Sort key reading digit runs as numbers (`x_2` before `x_10`), ties broken by the id."""
+    parts = re.split(r"(\d+)", case_id)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), case_id
+
+
+def count_column(metric: str) -> str:
+    """The triples column holding the size of `metric`'s case list."""
+    return f"{metric}_k" if metric in RATES else metric
+
+
+def slugs(keys: list[Key]) -> dict[Key, str]:
+    """A readable, page-unique id fragment per key (`-`-joined; a clash gets `~2`, `~3`...)."""
+    out: dict[Key, str] = {}
+    seen: set[str] = set()
+    for key in keys:
+        base = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", part) for part in key)
+        slug, number = base, 1
+        while slug in seen:
+            number += 1
+            slug = f"{base}~{number}"
+        seen.add(slug)
+        out[key] = slug
+    return out
+
+
+def cell_id(slug: str, metric: str) -> str:
+    return f"cell-{slug}-{metric}"
+
+
+def audit_id(slug: str, metric: str) -> str:
+    return f"audit-{slug}-{metric}"
+
+
+def case_lists(triples: pl.DataFrame, per_case: pl.DataFrame) -> dict[Key, dict[str, list[str]]]:
+    """The sorted case ids behind every audited number, checked against the triples' counts."""
+    metrics = audited(triples.columns)
+    grouped = per_case.group_by(KEYS).agg(
+        pl.col("case_id").filter(expr.fill_null(False)).alias(metric)
+        for metric, (_, expr) in metrics.items()
+    )
+    lists = {
+        tuple(row[k] for k in KEYS): {
+            metric: sorted(row[metric], key=natural) for metric in metrics
+        }
+        for row in grouped.iter_rows(named=True)
+    }
+    empty: dict[str, list[str]] = {metric: [] for metric in metrics}
+    out = {}
+    for row in triples.iter_rows(named=True):
+        key = tuple(row[k] for k in KEYS)
+        found = lists.get(key, empty)
+        for metric in metrics:
+            if len(found[metric]) != row[count_column(metric)]:
+                raise ValueError(
+                    f"per-case table disagrees with the triples at {'/'.join(key)} {metric}: "
+                    f"{len(found[metric])} case(s) vs {row[count_column(metric)]}"
+                )
+        out[key] = found
+    return out

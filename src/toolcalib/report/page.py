@@ -1,0 +1,182 @@
+"""HTML of the report: tables, audit listings and the self-contained page around them."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import polars as pl
+
+from toolcalib.metrics.inputs import KEYS
+from toolcalib.metrics.markdown import FOOTER, SHOWN
+from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
+from toolcalib.metrics.triples import RATES
+from toolcalib.report.audit import Key, audit_id, audited, cell_id
+from toolcalib.report.figures import Plot
+
+RATE_LABELS = {rate: SHOWN.get(rate, "GAR@any emission") for rate in RATES}
+COUNT_LABELS = {
+    "n": "n",
+    "n_excluded": "excluded",
+    "n_context_overflow": "context overflow",
+    "n_error": "error",
+    "n_step_cap": "step cap",
+    "n_probed": "probed",
+}
+BOUND_LABELS = {ACC_WITHOUT_GOLD: "Acc>GAR", GOLD_WITHOUT_ACC: "GAR>Acc"}
+LABELS = {**COUNT_LABELS, **RATE_LABELS, **BOUND_LABELS}
+
+CSS = """\
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1800px;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+nav a{margin-right:1em}
+table{border-collapse:collapse;font-size:11px}
+th,td{border:1px solid #ddd;padding:2px 4px;vertical-align:top}
+th{background:#f3f3f3;position:sticky;top:0}
+td.num{text-align:right;white-space:nowrap}
+td.long{max-width:32em;word-break:break-all;font-size:10px}
+td small{color:#666;font-size:9.5px}
+a{color:#1f5fa8;text-decoration:none}a:hover{text-decoration:underline}
+:target{outline:2px solid #d62728;background:#fff4f4}
+.wide{overflow-x:auto}
+.grid{display:flex;flex-wrap:wrap;gap:1em 2em;align-items:flex-start}
+.grid figure{max-width:640px}
+figure{margin:1em 0}figcaption{color:#555;max-width:70em}
+svg.fig{max-width:100%;height:auto;display:block}
+svg.fig *{stroke-linejoin:round;stroke-linecap:butt}
+details.audit{margin:.2em 0}details.audit>div{margin-left:1.5em}
+p.ids{font:11px/1.5 ui-monospace,monospace;margin:.2em 0 .5em 1.5em;word-break:break-all}
+p.empty{margin:.1em 0;color:#777}
+pre.note{white-space:pre-wrap;color:#555}
+"""
+
+SCRIPT = """\
+function reveal(){var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));
+for(var e=t;e;e=e.parentElement){if(e.tagName==='DETAILS'){e.open=true;}}
+if(t){t.scrollIntoView();}}
+addEventListener('hashchange',reveal);addEventListener('DOMContentLoaded',reveal);
+"""
+"""Opens the <details> around a linked audit entry (inline; nothing is fetched)."""
+
+
+def _link(target: str, text: str) -> str:
+    return f'<a href="#{target}">{escape(text)}</a>'
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
+    if row[rate] is None:
+        return f'<td class="num" id="{cell_id(slug, rate)}">–</td>'
+    own = audit_id(slug, rate)
+    interval = f"[{_percent(row[f'{rate}_lo'])}, {_percent(row[f'{rate}_hi'])}]"
+    return (
+        f'<td class="num" id="{cell_id(slug, rate)}">{_link(own, _percent(row[rate]) + "%")}'
+        f"<br><small>{_link(own, str(row[f'{rate}_k']))}/"
+        f"{_link(audit_id(slug, 'n'), str(row['n']))} {interval}</small></td>"
+    )
+
+
+def _count_cell(row: dict[str, Any], metric: str, slug: str) -> str:
+    return (
+        f'<td class="num" id="{cell_id(slug, metric)}">'
+        f"{_link(audit_id(slug, metric), str(row[metric]))}</td>"
+    )
+
+
+def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
+    """Every triple with counts and 95% intervals; each number links to its audit entry."""
+    shown = audited(triples.columns)
+    counts = [m for m in COUNT_LABELS if m in shown]
+    bounds = [m for m in BOUND_LABELS if m in shown]
+    header = [*KEYS, "gold", *(LABELS[m] for m in [*counts, *RATE_LABELS, *bounds])]
+    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
+    lines = ['<div class="wide"><table>', head]
+    for row in triples.iter_rows(named=True):
+        slug = slug_of[tuple(row[k] for k in KEYS)]
+        cells = [f"<td>{escape(str(row[k]))}</td>" for k in [*KEYS, "gold_action"]]
+        cells += [_count_cell(row, m, slug) for m in counts]
+        cells += [_rate_cell(row, rate, slug) for rate in RATE_LABELS]
+        cells += [_count_cell(row, m, slug) for m in bounds]
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    lines.append("</table></div>")
+    lines.append(f'<pre class="note">{escape(FOOTER)}</pre>')
+    return "\n".join(lines)
+
+
+def audit_listing(
+    triples: pl.DataFrame, lists: dict[Key, dict[str, list[str]]], slug_of: dict[Key, str]
+) -> str:
+    """Per triple, a collapsed list of the case ids behind each of its numbers."""
+    parts = []
+    for row in triples.iter_rows(named=True):
+        key = tuple(row[k] for k in KEYS)
+        slug = slug_of[key]
+        entries = []
+        for metric, (meaning, _) in audited(triples.columns).items():
+            ids = lists[key][metric]
+            head = (f"{escape(LABELS[metric])}: {len(ids)} — {escape(meaning)} "
+                    f"({_link(cell_id(slug, metric), 'table')})")
+            if not ids:
+                entries.append(f'<p class="empty" id="{audit_id(slug, metric)}">{head}</p>')
+                continue
+            entries.append(
+                f'<details id="{audit_id(slug, metric)}"><summary>{head}</summary>'
+                f'<p class="ids">{escape(" ".join(ids))}</p></details>'
+            )
+        title = " · ".join(escape(part) for part in key)
+        parts.append(
+            f'<details class="audit" id="audit-{slug}"><summary>{title} '
+            f"(n={row['n']}, excluded={row['n_excluded']})</summary>"
+            f"<div>{''.join(entries)}</div></details>"
+        )
+    return "\n".join(parts)
+
+
+def _cell(value: Any) -> str:
+    text = escape(_value(value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f'<td class="num">{text}</td>'
+    return f'<td class="long">{text}</td>' if len(text) > 60 else f"<td>{text}</td>"
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def frame_table(frame: pl.DataFrame) -> str:
+    """Any table as HTML, its rows in the frame's order."""
+    head = "<tr>" + "".join(f"<th>{escape(c)}</th>" for c in frame.columns) + "</tr>"
+    rows = ["<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in frame.iter_rows()]
+    return "\n".join(['<div class="wide"><table>', head, *rows, "</table></div>"])
+
+
+def figures(plots: list[Plot], grid: bool = False) -> str:
+    """Each plot as a <figure> with its caption (`grid`: side by side where they fit)."""
+    html = "\n".join(
+        f'<figure id="{plot.id}">{plot.svg}<figcaption><b>{escape(plot.title)}.</b> '
+        f"{escape(plot.caption)}</figcaption></figure>"
+        for plot in plots
+    )
+    return f'<div class="grid">{html}</div>' if grid else html
+
+
+def document(title: str, sections: list[tuple[str, str, str]]) -> str:
+    """The whole page: `sections` are (id, heading, HTML body); CSS and script inline."""
+    nav = " ".join(_link(sid, heading) for sid, heading, _ in sections)
+    body = "\n".join(
+        f'<section id="{sid}"><h2>{escape(heading)}</h2>\n{html}\n</section>'
+        for sid, heading, html in sections
+    )
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{escape(title)}</title>\n<style>\n{CSS}</style>\n"
+        f"<script>\n{SCRIPT}</script>\n</head>\n<body>\n<h1>{escape(title)}</h1>\n"
+        f"<nav>{nav}</nav>\n{body}\n</body>\n</html>\n"
+    )

@@ -1,0 +1,203 @@
+"""The OpenAI-compatible backend: request conversion, and against a real llama.cpp server
+(SmolLM2-135M) behind a fault-injecting proxy: retries, Retry-After, failures, concurrency,
+context overflow, and the response store in front of it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.faultproxy import FaultProxy
+from tests.servers import free_port, make_request
+from toolcalib.backends import make_backend
+from toolcalib.backends.base import ContextOverflow, InfrastructureError
+from toolcalib.backends.openai import OpenAIBackend, convert_messages, convert_tool
+from toolcalib.config import ModelSpec
+from toolcalib.records import Emission, Message, ToolCall
+from toolcalib.store import ResponseStore, StoredBackend
+
+SECRET = "sk-test-0123456789-do-not-leak"
+KEY_ENV = "TOOLCALIB_TEST_API_KEY"
+WEATHER = {"name": "weather.get", "description": "Current weather in a city.",
+           "parameters": {"type": "dict", "required": ["city"], "properties": {
+               "city": {"type": "string", "description": "City name."},
+               "days": {"type": "float", "description": "Days ahead."},
+               "where": {"type": "tuple", "items": {"type": "float"}},
+               "extra": {"type": "any", "description": "Anything."}}},
+           "response": {"type": "dict", "properties": {"temp": {"type": "float"}}}}
+FORCE_WEATHER = {"tool_choice": {"type": "function", "function": {"name": "weather_get"}}}
+
+
+def backend(base_url: str, **options) -> OpenAIBackend:
+    options = {"base_url": base_url, "model": "smollm2", "max_tokens": 8, "seed": 1,
+               "tools_mode": "prompt", "timeout_s": 30, "backoff_s": 0.05, **options}
+    made = make_backend(ModelSpec(name="smollm2", backend="openai", options=options))
+    assert isinstance(made, OpenAIBackend)
+    return made
+
+
+def test_bfcl_tools_become_openai_function_schemas():
+    tool = convert_tool(WEATHER)
+    assert tool == {"type": "function", "function": {
+        "name": "weather_get", "description": "Current weather in a city.",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string", "description": "City name."},
+            "days": {"type": "number", "description": "Days ahead."},
+            "where": {"type": "array", "items": {"type": "number"}},
+            "extra": {"description": "Anything."}}}}}
+
+
+def test_messages_get_positional_call_ids_and_string_content():
+    call = ToolCall(name="weather.get", arguments={"city": "Oslo"})
+    messages = [Message(role="system", content="s"), Message(role="user", content="u0"),
+                Message(role="assistant", tool_calls=[call, call]),
+                Message(role="tool", name="weather.get", content="r0"),
+                Message(role="tool", name="weather.get", content="r1"),
+                Message(role="assistant", content="done"), Message(role="user", content="u1"),
+                Message(role="assistant", tool_calls=[call]),
+                Message(role="tool", name="weather.get", content="r2")]
+    native = convert_messages(messages, native=True)
+    assert native[2] == {"role": "assistant", "content": "", "tool_calls": [
+        {"id": f"call_0_0_{i}", "type": "function",
+         "function": {"name": "weather_get", "arguments": '{"city": "Oslo"}'}} for i in (0, 1)]}
+    assert [m.get("tool_call_id") for m in native] == [
+        None, None, None, "call_0_0_0", "call_0_0_1", None, None, None, "call_1_0_0"]
+    assert native[7]["tool_calls"][0]["id"] == "call_1_0_0"
+    assert convert_messages(messages, native=True) == native
+    assert convert_messages(messages, native=False)[2] == {"role": "assistant", "content": ""}
+
+
+def test_identity_and_errors_never_hold_the_key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    made = backend(f"http://127.0.0.1:{free_port()}/v1", api_key_env=KEY_ENV, max_retries=1,
+                   weights_sha256="ab" * 32)
+    identity = made.identity()
+    assert identity["weights_sha256"] == "ab" * 32 and identity["model"] == "smollm2"
+    (answer,) = made.generate_batch([make_request("hi")])
+    assert isinstance(answer, InfrastructureError)
+    assert "gave up after 2 attempts" in str(answer) and "ConnectError" in str(answer)
+    for text in (json.dumps(identity), repr(made), str(answer)):
+        assert SECRET not in text
+
+
+def test_bad_options_and_missing_key_are_named(monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with pytest.raises(ValueError, match=f"{KEY_ENV} .api_key_env. is not set"):
+        backend("http://127.0.0.1:1/v1", api_key_env=KEY_ENV)
+    with pytest.raises(ValueError, match="option 'max_concurency'"):
+        backend("http://127.0.0.1:1/v1", max_concurency=2)
+
+
+@pytest.fixture
+def proxy(llama_server):
+    with FaultProxy(llama_server.url) as proxy:
+        yield proxy
+
+
+@pytest.mark.slow
+def test_prompt_mode_returns_the_raw_emission(llama_server):
+    made = backend(llama_server.base_url)
+    (answer,) = made.generate_batch([make_request("Say hello.", tools=[WEATHER])])
+    assert isinstance(answer, Emission)
+    assert answer.text and not answer.structured and not answer.tool_calls
+    assert answer.finish_reason in ("stop", "length")
+    assert answer.input_tokens > 5 and 0 < answer.output_tokens <= 8
+
+
+@pytest.mark.slow
+def test_native_mode_reads_tool_calls_and_sends_them_back(llama_fc_server):
+    made = backend(llama_fc_server.base_url, tools_mode="native", max_tokens=32)
+    (first,) = made.generate_batch([make_request("Weather in Paris?", [WEATHER], FORCE_WEATHER)])
+    assert isinstance(first, Emission) and first.structured
+    assert [call.name for call in first.tool_calls] == ["weather.get"]
+    history = [Message(role="user", content="Weather in Paris?"),
+               Message(role="assistant", tool_calls=first.tool_calls),
+               Message(role="tool", name="weather.get", content='{"temp": 21}'),
+               Message(role="user", content="And tomorrow?")]
+    (second,) = made.generate_batch([make_request(history, [WEATHER], FORCE_WEATHER)])
+    assert isinstance(second, Emission) and second.tool_calls[0].name == "weather.get"
+
+
+@pytest.mark.slow
+def test_context_overflow_is_reported_as_such(llama_server):
+    made = backend(llama_server.base_url, max_retries=3)
+    (answer,) = made.generate_batch([make_request("hello " * 5000)])
+    assert isinstance(answer, ContextOverflow), answer
+
+
+@pytest.mark.slow
+def test_every_fault_is_retried_until_the_real_answer(llama_server, proxy):
+    request = make_request("Name a colour.")
+    (expected,) = backend(llama_server.base_url).generate_batch([request])
+    faults = ["429:0", "500", "stall:4", "reset", "truncate", "short"]
+    proxy.script(faults)
+    made = backend(f"{proxy.url}/v1", timeout_s=2, max_retries=len(faults))
+    (answer,) = made.generate_batch([request])
+    assert answer == expected
+    assert (proxy.requests, proxy.forwarded) == (len(faults) + 1, 3)
+
+
+@pytest.mark.slow
+def test_retry_after_is_honoured(proxy):
+    proxy.script(["429:2"])
+    made = backend(f"{proxy.url}/v1", backoff_s=0.01)
+    start = time.monotonic()
+    (answer,) = made.generate_batch([make_request("Hi.")])
+    elapsed = time.monotonic() - start
+    assert isinstance(answer, Emission) and proxy.requests == 2
+    assert 2.0 <= elapsed < 6.0
+
+
+@pytest.mark.slow
+def test_exhausted_retries_are_an_error_that_is_never_stored(proxy, tmp_path):
+    proxy.script(["500", "429:0", "reset"])
+    stored = StoredBackend(backend(f"{proxy.url}/v1", max_retries=2),
+                           ResponseStore(tmp_path / "responses.sqlite"))
+    (answer,) = stored.generate_batch([make_request("Hi.")])
+    assert isinstance(answer, InfrastructureError) and not isinstance(answer, ContextOverflow)
+    assert "gave up after 3 attempts; last: connection error" in str(answer)
+    assert (len(stored.store), stored.errors, proxy.requests) == (0, 1, 3)
+    (answer,) = stored.generate_batch([make_request("Hi.")])
+    assert isinstance(answer, Emission) and len(stored.store) == 1
+
+
+@pytest.mark.slow
+def test_the_key_reaches_the_server_and_nothing_else(proxy, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    path = tmp_path / "responses.sqlite"
+    stored = StoredBackend(backend(f"{proxy.url}/v1", api_key_env=KEY_ENV), ResponseStore(path))
+    proxy.script(["pass", "echo401"])
+    ok, refused = stored.generate_batch([make_request("Hi."), make_request("Hello.")])
+    assert isinstance(ok, Emission) and isinstance(refused, InfrastructureError)
+    assert proxy.authorization == [f"Bearer {SECRET}"] * 2
+    assert "HTTP 401" in str(refused) and "Bearer ***" in str(refused)
+    assert SECRET not in str(refused) and SECRET not in json.dumps(stored.identity())
+    stored.store.close()
+    assert not any(SECRET.encode() in p.read_bytes() for p in tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_store_makes_the_second_identical_run_free(proxy, tmp_path):
+    requests = [make_request(f"Count to {n}.") for n in range(3)]
+    path = tmp_path / "responses.sqlite"
+    first = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
+    answers = first.generate_batch(requests)
+    assert proxy.requests == 3 and len(first.store) == 3
+    second = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
+    assert second.generate_batch(requests) == answers
+    assert (proxy.requests, second.hits, second.misses) == (3, 3, 0)
+
+
+@pytest.mark.slow
+def test_concurrency_is_bounded_and_answers_keep_request_order(llama_server, proxy):
+    requests = [make_request(f"Say the word {word}.") for word in ("red", "blue", "green", "tea")]
+    expected = backend(llama_server.base_url).generate_batch(requests)
+    proxy.script(["delay:1.5", "delay:0.5", "pass", "pass"])
+    order = []
+    made = backend(f"{proxy.url}/v1", max_concurrency=2)
+    answers = made.generate_batch(requests, on_answer=lambda i, _: order.append(i))
+    assert answers == expected
+    assert proxy.max_in_flight == 2
+    assert order[0] != 0 and sorted(order) == [0, 1, 2, 3]

@@ -1,0 +1,202 @@
+"""The HTML report on small hand-built frames: bytes, links, audit lists, and a real browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from toolcalib.metrics import triples, triples_markdown
+from toolcalib.report import build_report, render_html
+from toolcalib.report.audit import audited
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ["org/model-a", "policy-oracle"]
+VARIANTS = ["baseline", "paraphrase"]
+CATEGORIES = {"irrelevance": "refuse", "multi_turn_miss_param": "ask"}
+FIGURES = len(MODELS) + 1 + len(MODELS)  # heatmaps, the scatter, one shift plot per model
+
+
+def _case(model: str, variant: str, category: str, index: int) -> dict[str, object]:
+    """One per-case row; the pattern gives every group hits, misses, an excluded case, a
+    step-cap case and an Acc>GAR case."""
+    gold = CATEGORIES[category]
+    shift = MODELS.index(model) + VARIANTS.index(variant) + len(category)
+    turn_class = [gold, "tool_call", "other", gold, "none", gold][(index + shift) % 6]
+    scored = index != 5
+    passed = scored and (turn_class == gold or index == 2)
+    hit = turn_class == gold
+    return {
+        "model": model, "variant": variant, "benchmark": "bfcl", "category": category,
+        "case_id": f"{category}_{index}", "gold_action": gold, "gold_turn": 0,
+        "gold_turn_gold": gold, "emitted": turn_class, "gold_emitted": hit,
+        "gold_turn_class": turn_class, "gold_turn_hit": hit,
+        "tool_call_emitted": turn_class == "tool_call",
+        "gold_turn_tool_call": turn_class == "tool_call",
+        "emission_classes": turn_class, "gold_emitted_any_step": hit or index == 3,
+        "passed": passed if scored else None, "scored": scored,
+        "outcome": "error" if not scored else "step_cap" if index == 4 else "completed",
+        "error_type": None, "probes_fired": int(index == 7),
+        "bound": ("acc_without_gold" if scored and passed and not hit
+                  else "gold_without_acc" if scored and hit and not passed else None),
+    }  # fmt: skip
+
+
+def frames() -> dict[str, pl.DataFrame]:
+    """per_case, triples, confusion, shift and validation tables of a small made-up run."""
+    per_case = pl.DataFrame(
+        [
+            _case(m, v, c, i)
+            for m in MODELS for v in VARIANTS for c in CATEGORIES for i in range(12)
+        ]
+    )  # fmt: skip
+    confusion = (
+        per_case.filter("scored")
+        .group_by("model", "variant", "benchmark", "category",
+                  gold="gold_turn_gold", emitted="gold_turn_class")
+        .agg(count=pl.len().cast(pl.Int64))
+        .with_columns(level=pl.lit("gold_turn"))
+        .sort(pl.all())
+    )
+    shift = pl.DataFrame(
+        [
+            {"model": m, "variant": "paraphrase", "benchmark": "bfcl", "category": c,
+             "metric": metric, "delta": (-1) ** j * 0.05 * (1 + i + j),
+             "p_value": [0.01, 0.2, 0.04][(i + j) % 3]}
+            for i, m in enumerate(MODELS) for j, c in enumerate(CATEGORIES)
+            for metric in ("gar", "ter", "acc")
+        ]
+    )  # fmt: skip
+    validation = pl.DataFrame(
+        {"class": ["tool_call", "ask", "refuse"], "precision": [0.97, 0.9, 0.85],
+         "recall": [0.95, 0.8, 0.9], "n": [120, 40, 35]}
+    )  # fmt: skip
+    return {"per_case": per_case, "triples": triples(per_case), "confusion": confusion,
+            "shift": shift, "validation": validation}  # fmt: skip
+
+
+def build(out_dir: Path) -> Path:
+    f = frames()
+    return build_report(f["triples"], f["confusion"], f["per_case"], shift=f["shift"],
+                        validation=f["validation"], out_dir=out_dir)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("report"))
+
+
+def test_bytes_are_deterministic(report: Path, tmp_path: Path) -> None:
+    """Equal bytes from another process, another hash seed and a changed matplotlib style."""
+    script = (
+        "import sys, matplotlib; from pathlib import Path; from tests.test_report import build;"
+        "matplotlib.rcParams.update({'lines.linewidth': 5, 'font.size': 20});"
+        "build(Path(sys.argv[1]))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=ROOT, env=env, check=True)
+    for name in ("index.html", "summary.md"):
+        assert (tmp_path / name).read_bytes() == (report.parent / name).read_bytes(), name
+
+
+def test_page_is_self_contained(report: Path) -> None:
+    text = report.read_text(encoding="utf-8")
+    assert not re.search(r"https?:|file:|//", text)
+    assert not re.search(r"<(img|link|iframe|object|embed)\b|\bsrc=|@import|@font-face", text)
+    assert text.count("<svg") == FIGURES
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    missing = set(re.findall(r'href="#([^"]+)"', text)) - set(ids)
+    assert not missing, f"links without a target: {sorted(missing)[:5]}"
+    f = frames()
+    assert (report.parent / "summary.md").read_text() == triples_markdown(f["triples"])
+
+
+def test_every_number_links_to_its_cases(report: Path) -> None:
+    text = report.read_text(encoding="utf-8")
+    table = frames()["triples"]
+    for row in table.iter_rows(named=True):
+        slug = "-".join(row[k] for k in ("model", "variant", "benchmark", "category"))
+        slug = slug.replace("/", "_")
+        for metric in audited(table.columns):
+            assert f'id="cell-{slug}-{metric}"' in text
+            assert f'href="#audit-{slug}-{metric}"' in text
+    # org/model-a baseline irrelevance: turn classes by index are refuse, tool_call, other, ...
+    slug = "org_model-a-baseline-bfcl-irrelevance"
+    listing = re.search(rf'id="audit-{slug}-n_excluded">.*?<p class="ids">(.*?)</p>', text)
+    assert listing and listing.group(1) == "irrelevance_5"
+    listing = re.search(rf'id="audit-{slug}-acc">.*?<p class="ids">(.*?)</p>', text)
+    expected = frames()["per_case"].filter(
+        (pl.col("model") == "org/model-a") & (pl.col("variant") == "baseline")
+        & (pl.col("category") == "irrelevance") & pl.col("scored") & pl.col("passed")
+    )["case_id"].to_list()  # fmt: skip
+    assert listing and listing.group(1).split() == sorted(expected, key=lambda c: int(c[12:]))
+
+
+def test_per_case_must_agree_with_triples() -> None:
+    f = frames()
+    with pytest.raises(ValueError, match="disagrees with the triples"):
+        render_html(f["triples"], f["confusion"], f["per_case"].slice(1))
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium, installed with apt if missing (skipped only if that fails)."""
+    binary = "/usr/bin/chromium"
+    if not Path(binary).exists():
+        if shutil.which("apt-get") is None:
+            pytest.skip("chromium is missing and there is no apt-get to install it")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", "chromium"]
+        done = subprocess.run(install, capture_output=True, text=True, env=env)
+        if done.returncode:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
+            done = subprocess.run(install, capture_output=True, text=True, env=env)
+        if done.returncode or not Path(binary).exists():
+            pytest.skip(f"apt-get could not install chromium: {done.stderr[-500:]}")
+    return binary
+
+
+def browse(binary: str, profile: Path, page: Path, *args: str) -> str:
+    """Run headless chromium on the page with networking features off; its stdout."""
+    command = [
+        binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args, page.as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_figures_render_in_a_browser(chromium: str, report: Path, tmp_path: Path) -> None:
+    import numpy as np
+    from PIL import Image
+
+    dom = browse(chromium, tmp_path / "profile", report, "--dump-dom")
+    svgs = re.findall(r"<svg\b.*?</svg>", dom, flags=re.S)
+    assert len(svgs) == FIGURES
+    for svg in svgs:
+        assert len(svg) > 3000 and svg.count("<path") >= 10 and svg.count("<text") >= 5
+    assert dom.count('class="audit"') == frames()["triples"].height
+
+    shot = tmp_path / "screenshot.png"
+    browse(chromium, tmp_path / "profile", report, "--window-size=1400,3000",
+           f"--screenshot={shot}")  # fmt: skip
+    pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
+    assert pixels.shape == (3000, 1400, 3)
+    gray = pixels.mean(axis=2)
+    assert gray.std() > 20, "blank screenshot"
+    assert 0.02 < (gray < 250).mean() < 0.9
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    assert ((b > 100) & (r < 60) & (g < 110)).sum() > 500, "no dark-blue heatmap cells drawn"
+    assert ((r > 240) & (g < 130) & (b < 50)).sum() > 200, "no orange marks/bars drawn"
+    if os.environ.get("TOOLCALIB_KEEP_SCREENSHOT"):
+        shutil.copy(shot, os.environ["TOOLCALIB_KEEP_SCREENSHOT"])
