@@ -18,6 +18,23 @@ rule aggregate:
         " --cases {input.cases:q} --out-dir results/metrics 2> {log:q}"
 
 
+rule report:
+    """One self-contained HTML page: triples, heatmaps, GAR vs Acc, shifts, audit anchors."""
+    input:
+        metrics=METRICS,
+        code=code("report"),
+    output:
+        REPORT,
+    log:
+        "results/logs/report.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "toolcalib report --metrics-dir results/metrics --out-dir results/report 2> {log:q}"
+
+
 rule manifest:
     """Code version, config, model identities, package versions and input hashes of the run."""
     input:

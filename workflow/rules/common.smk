@@ -90,6 +90,7 @@ METRICS = [
 
 
 MANIFEST = "results/manifest.json"
+REPORT = ["results/report/index.html", "results/report/summary.md"]
 
 
 def release_files():
@@ -97,4 +98,4 @@ def release_files():
 
 
 def final_targets():
-    return [*METRICS, MANIFEST]
+    return [*METRICS, *REPORT, MANIFEST]

@@ -6,10 +6,12 @@ from collections.abc import Callable
 from functools import cache
 
 from toolcalib.classify.base import Profile
+from toolcalib.classify.default import DefaultProfile
 from toolcalib.classify.paper import PaperProfile
 
 PROFILES: dict[str, Callable[[], Profile]] = {
     "paper": PaperProfile,
+    "default": DefaultProfile,
 }
 
 

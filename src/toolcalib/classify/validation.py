@@ -1,0 +1,231 @@
+"""Validate classifier profiles against a labelled corpus of emissions.
+
+A corpus is JSONL, one row per emission: `id`, `text`, `structured_calls` (the backend returned
+structured calls), `parse` (what the harness made of the text: none/ok/malformed), `label` (one
+of `records.ACTION_CLASSES`), `reason` (one line) and `source` (`hand`, or
+`model:<name>/<category>/<case>/<turn>/<step>`; the name may hold "/").
+
+Metrics, per profile over all rows:
+- per class: precision = TP / predicted, recall = TP / support, F1 their harmonic mean, each 0.0
+  when its denominator is 0; a class with neither gold rows nor predictions is absent (nulls).
+- accuracy: share of rows whose predicted class is the label.
+- macro-F1: mean F1 over the classes present (in the labels or the predictions).
+- Cohen's kappa: (p_o - p_e) / (1 - p_e), p_e = sum over categories of gold share x predicted
+  share; null when p_e = 1.
+A profile that gives no class (empty text) predicts `none`: always wrong, in no class's row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+from pydantic import ValidationError, field_validator, model_validator
+
+from toolcalib.classify.base import Profile
+from toolcalib.classify.profiles import get_profile
+from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, Record, ToolCall
+
+NO_CLASS = "none"
+"""The prediction recorded when a profile gives no class."""
+CORPUS_CALL = ToolCall(name="corpus_call")
+"""Stands in for the calls of a row the harness parsed (or the backend structured)."""
+
+TABLE_SCHEMA: dict[str, pl.DataType] = {
+    "profile": pl.String(),
+    "class": pl.String(),
+    "precision": pl.Float64(),
+    "recall": pl.Float64(),
+    "f1": pl.Float64(),
+    "support": pl.Int64(),
+}
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "profile": pl.String(),
+    "n": pl.Int64(),
+    "accuracy": pl.Float64(),
+    "macro_f1": pl.Float64(),
+    "kappa": pl.Float64(),
+}
+PREDICTION_SCHEMA: dict[str, pl.DataType] = {
+    "profile": pl.String(),
+    "id": pl.String(),
+    "label": pl.String(),
+    "predicted": pl.String(),
+    "correct": pl.Boolean(),
+    "rule": pl.String(),
+    "evidence": pl.String(),
+}
+
+
+class CorpusRow(Record):
+    """One labelled emission."""
+
+    id: str
+    text: str
+    structured_calls: bool
+    parse: Literal["none", "ok", "malformed"]
+    label: ActionClass
+    reason: str
+    source: str
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, source: str) -> str:
+        if source == "hand":
+            return source
+        parts = source.removeprefix("model:").rsplit("/", 4)
+        if not source.startswith("model:") or len(parts) != 5 or not all(parts):
+            raise ValueError(f"source {source!r} is not 'hand' or 'model:<name>/<category>/"
+                             "<case>/<turn>/<step>'")
+        if not (parts[3].isdigit() and parts[4].isdigit()):
+            raise ValueError(f"source {source!r}: turn and step must be integers")
+        return source
+
+    @model_validator(mode="after")
+    def _calls(self) -> CorpusRow:
+        if self.structured_calls and self.parse != "ok":
+            raise ValueError("structured_calls needs parse 'ok'")
+        return self
+
+    def emission(self) -> Emission:
+        """The emission as the classifier sees it after the harness read it."""
+        calls = [CORPUS_CALL] if self.parse == "ok" else []
+        return Emission(
+            text=self.text, tool_calls=calls, structured=self.structured_calls, parse=self.parse
+        )
+
+
+def load_corpus(path: str | Path) -> list[CorpusRow]:
+    """The rows of a corpus file; a bad line is an error naming its line; ids are unique."""
+    rows: list[CorpusRow] = []
+    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(CorpusRow.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+    duplicates = sorted(key for key, count in Counter(r.id for r in rows).items() if count > 1)
+    if duplicates:
+        raise ValueError(f"{path}: duplicate ids {duplicates}")
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    return rows
+
+
+def _resolve(profiles: Sequence[str | Profile]) -> list[Profile]:
+    return [get_profile(p) if isinstance(p, str) else p for p in profiles]
+
+
+def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profile]) -> pl.DataFrame:
+    """One row per (profile, corpus row): label, prediction, rule and evidence."""
+    records = []
+    for profile in _resolve(profiles):
+        for row in rows:
+            action = profile.classify(row.emission())
+            predicted = action.action or NO_CLASS
+            records.append({
+                "profile": profile.name, "id": row.id, "label": row.label,
+                "predicted": predicted, "correct": predicted == row.label,
+                "rule": action.rule, "evidence": action.evidence,
+            })
+    return pl.DataFrame(records, schema=PREDICTION_SCHEMA)
+
+
+def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[dict[str, object]]:
+    """Precision, recall, F1 and support of every action class (see the module docstring)."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} labels but {len(predicted)} predictions")
+    scores: list[dict[str, object]] = []
+    for name in ACTION_CLASSES:
+        support = sum(g == name for g in gold)
+        guessed = sum(p == name for p in predicted)
+        hits = sum(g == p == name for g, p in zip(gold, predicted, strict=True))
+        if support == guessed == 0:
+            precision = recall = f1 = None
+        else:
+            precision = hits / guessed if guessed else 0.0
+            recall = hits / support if support else 0.0
+            total = precision + recall
+            f1 = 2 * precision * recall / total if total else 0.0
+        scores.append({"class": name, "precision": precision, "recall": recall, "f1": f1,
+                       "support": support})
+    return scores
+
+
+def cohen_kappa(gold: Sequence[str], predicted: Sequence[str]) -> float | None:
+    """Cohen's kappa between labels and predictions; None when chance agreement is 1."""
+    n = len(gold)
+    if n == 0 or n != len(predicted):
+        raise ValueError("kappa needs equally many labels and predictions, at least one")
+    observed = sum(g == p for g, p in zip(gold, predicted, strict=True)) / n
+    gold_counts, predicted_counts = Counter(gold), Counter(predicted)
+    expected = sum(gold_counts[k] * predicted_counts[k] for k in gold_counts) / n**2
+    return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def summary_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, object]:
+    """n, accuracy, macro-F1 and kappa of one profile's predictions."""
+    f1s = [s["f1"] for s in class_scores(gold, predicted) if s["f1"] is not None]
+    return {
+        "n": len(gold),
+        "accuracy": sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold),
+        "macro_f1": sum(f1s) / len(f1s) if f1s else None,
+        "kappa": cohen_kappa(gold, predicted),
+    }
+
+
+def validation_frames(
+    corpus_path: str | Path, profiles: Sequence[str | Profile]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The long per-class table and the per-profile summary, in one pass."""
+    predictions = predictions_frame(load_corpus(corpus_path), profiles)
+    table: list[dict[str, object]] = []
+    summary: list[dict[str, object]] = []
+    for profile in _resolve(profiles):
+        mine = predictions.filter(pl.col("profile") == profile.name)
+        gold, predicted = mine["label"].to_list(), mine["predicted"].to_list()
+        table += [{"profile": profile.name, **s} for s in class_scores(gold, predicted)]
+        summary.append({"profile": profile.name, **summary_scores(gold, predicted)})
+    return pl.DataFrame(table, schema=TABLE_SCHEMA), pl.DataFrame(summary, schema=SUMMARY_SCHEMA)
+
+
+def validation_table(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
+    """Per profile and class: precision, recall, f1, support (long format)."""
+    return validation_frames(corpus_path, profiles)[0]
+
+
+def validation_summary(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
+    """Per profile: n, accuracy, macro_f1, kappa."""
+    return validation_frames(corpus_path, profiles)[1]
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def render_markdown(table: pl.DataFrame, summary: pl.DataFrame) -> str:
+    """A summary table (one row per profile), then per class P / R / F1 for each profile."""
+    lines = ["| profile | n | accuracy | macro-F1 | kappa |", "|---|---:|---:|---:|---:|"]
+    for row in summary.iter_rows(named=True):
+        lines.append(f"| {row['profile']} | {row['n']} | {_number(row['accuracy'])} | "
+                     f"{_number(row['macro_f1'])} | {_number(row['kappa'])} |")
+    profiles = summary["profile"].to_list()
+    lines += ["", "| class | support | " + " | ".join(f"{p} P / R / F1" for p in profiles) + " |",
+              "|---|---:|" + "---:|" * len(profiles)]
+    for name in ACTION_CLASSES:
+        cells, support = [], 0
+        for profile in profiles:
+            found = table.filter((pl.col("profile") == profile) & (pl.col("class") == name))
+            if found.height == 0:
+                cells.append("–")
+                continue
+            row = found.row(0, named=True)
+            support = row["support"]
+            cells.append(" / ".join(_number(row[k]) for k in ("precision", "recall", "f1")))
+        lines.append(f"| {name} | {support} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
