@@ -117,10 +117,18 @@ def test_code_is_rejected_and_nothing_runs(source, tmp_path, monkeypatch):
 
 
 def test_rejection_messages_are_clear():
-    with pytest.raises(CallParseError, match="must be a plain name, got a call '__import__"):
+    with pytest.raises(CallParseError, match=r"must be a \(dotted\) name, got a call '__import__"):
         parse_calls("__import__('os')('touch X')")
-    with pytest.raises(CallParseError, match="must be a plain name, got an attribute access"):
+    with pytest.raises(CallParseError, match="positional arguments need a known parameter order"):
         parse_calls("os.system('touch X')")
+    with pytest.raises(CallParseError, match="no parameter order known for function 'os.system'"):
+        parse_calls("os.system('touch X')", param_order=param_order_from_docs([]))
+
+
+def test_dotted_tool_names_are_names_not_lookups():
+    """BFCL tools such as `math.sum` are called by a dotted name: it stays a string."""
+    assert parse_calls("[math.sum(numbers=[1, 2])]") == [
+        ToolCall(name="math.sum", arguments={"numbers": [1, 2]})]
     with pytest.raises(CallParseError, match="argument 'folder': a call '__import__"):
         parse_calls("cd(folder=__import__('os').system('touch X'))")
     with pytest.raises(CallParseError, match="argument 'folder': a lambda"):

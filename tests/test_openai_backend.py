@@ -107,17 +107,21 @@ def test_prompt_mode_returns_the_raw_emission(llama_server):
 
 
 @pytest.mark.slow
-def test_native_mode_reads_tool_calls_and_sends_them_back(llama_fc_server):
-    made = backend(llama_fc_server.base_url, tools_mode="native", max_tokens=32)
-    (first,) = made.generate_batch([make_request("Weather in Paris?", [WEATHER], FORCE_WEATHER)])
-    assert isinstance(first, Emission) and first.structured
-    assert [call.name for call in first.tool_calls] == ["weather.get"]
+def test_native_mode_sends_calls_back_and_reads_tool_calls(llama_fc_server):
+    tool = {"name": "weather.get", "description": "Current weather in a city.",
+            "parameters": {"type": "dict", "required": ["city"], "properties": {
+                "city": {"type": "string"}, "days": {"type": "float"}}}}
     history = [Message(role="user", content="Weather in Paris?"),
-               Message(role="assistant", tool_calls=first.tool_calls),
+               Message(role="assistant",
+                       tool_calls=[ToolCall(name="weather.get", arguments={"city": "Paris"})]),
                Message(role="tool", name="weather.get", content='{"temp": 21}'),
-               Message(role="user", content="And tomorrow?")]
-    (second,) = made.generate_batch([make_request(history, [WEATHER], FORCE_WEATHER)])
-    assert isinstance(second, Emission) and second.tool_calls[0].name == "weather.get"
+               Message(role="user", content="And in Rome?")]
+    made = backend(llama_fc_server.base_url, tools_mode="native", max_tokens=32)
+    (answer,) = made.generate_batch([make_request(history, [tool], FORCE_WEATHER)])
+    assert isinstance(answer, Emission) and answer.structured, answer
+    assert answer.finish_reason == "tool_calls" and answer.parse == "none"
+    assert [call.name for call in answer.tool_calls] == ["weather.get"]
+    assert isinstance(answer.tool_calls[0].arguments.get("city"), str)
 
 
 @pytest.mark.slow

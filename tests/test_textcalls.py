@@ -154,11 +154,11 @@ def test_python_positional_arguments_need_a_parameter_order() -> None:
          "invalid JSON"),
         (f"{FENCE}json\n{CALL_JSON}\n{FENCE}\n{FENCE}json\n{{\"name\": 1}}\n{FENCE}",
          "fenced_json", "name must be"),
-        ("[os.system('rm -rf /')]", "python", "plain name"),
+        ("[os.system('rm -rf /')]", "python", "positional arguments"),
         ("[f(a=g(1))]", "python", "is not a literal"),
         ("[f(a=1), g(b=", "python", "not a Python expression"),
         ("[f(a=1), 3]", "python", "not a call"),
-        ("__import__('os').system('touch pwned')", "python", "plain name"),
+        ("__import__('os').system('touch pwned')", "python", "(dotted) name"),
         (f"{FENCE}python\nf(a=x)\n{FENCE}", "python", "is not a literal"),
     ],
 )

@@ -18,6 +18,7 @@ from typing import Any
 
 from toolcalib.backends.base import Answer, Backend, ContextOverflow, InfrastructureError, Request
 from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN
+from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.probes import Decision, ProbeContext, call_probe, halt_probe
 from toolcalib.records import Case, Emission, Intervention, Message, Step, Trajectory, TurnTrace
@@ -57,7 +58,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             if isinstance(answer, InfrastructureError):
                 ended, outcome, error = "error", "error", str(answer)
                 break
-            emission = decode_emission(answer)
+            emission = decode_emission(answer, param_order_from_docs(tools))
             probe = _probe(variant, case, emission, context, probed)
             if probe is not None:
                 decision, name = probe

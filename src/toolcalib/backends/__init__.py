@@ -7,7 +7,8 @@ import importlib
 from toolcalib.backends.base import Backend
 from toolcalib.config import ModelSpec
 
-MODULES = {"policy": "toolcalib.backends.policy", "openai": "toolcalib.backends.openai"}
+MODULES = {"policy": "toolcalib.backends.policy", "openai": "toolcalib.backends.openai",
+           "replay": "toolcalib.backends.replay"}
 """Backend name -> module; adding a backend is one module + one entry (imported lazily, so
 optional dependencies stay optional)."""
 

@@ -92,7 +92,7 @@ def load_cues() -> dict[str, Any]:
 
 
 class DefaultProfile(Profile):
-    """Harness calls first, then call shapes, then sentence-level cues (see the module docstring)."""
+    """Harness calls, then call shapes, then sentence cues (see the module docstring)."""
 
     name = "default"
 
@@ -111,7 +111,7 @@ class DefaultProfile(Profile):
         """Any calls the harness will execute make a tool_call, parsed from text or not."""
         if emission.tool_calls and not emission.structured:
             names = ",".join(call.name for call in emission.tool_calls)
-            return EmissionAction(action="tool_call", rule="default:tool_call:parsed", evidence=names)
+            return self._action("tool_call", "parsed", names)
         return super().classify(emission)
 
     def classify_text(self, text: str) -> EmissionAction:
@@ -157,14 +157,13 @@ class DefaultProfile(Profile):
             if cue := self._hit("confirm_request", text):
                 return "confirm", cue
             return "other", self._hit("completion", text) or "statement"
-        if cue := self._hit("tag_question", text):
+        approval = self._hit("confirm_request", text) or self._hit("confirm_question", text)
+        if not approval and (cue := self._hit("tag_question", text)):
             return ("confirm" if pending else "ask"), cue
         for group in ("question_start", "choice", "ask_request"):
             if cue := self._hit(group, text):
                 return "ask", cue
-        if cue := self._hit("confirm_request", text) or self._hit("confirm_question", text):
-            return "confirm", cue
-        return "ask", "question"
+        return ("confirm", approval) if approval else ("ask", "question")
 
     def sentences(self, prose: str) -> list[Sentence]:
         """`prose` split into sentences; boundaries inside code or quotes and after an
@@ -174,7 +173,7 @@ class DefaultProfile(Profile):
         start = 0
         for boundary in BOUNDARY.finditer(prose):
             head = prose[start : boundary.start()]
-            inside = any(a < boundary.start() < b for a, b in protected)
+            inside = any(a < boundary.start() < b - 1 for a, b in protected)
             if inside or head.lower().endswith(self.abbreviations):
                 continue
             pieces.append(head)

@@ -64,13 +64,23 @@ def param_order_from_docs(docs: Iterable[dict[str, Any]]) -> ParamOrder:
     return order
 
 
+def _dotted_name(node: ast.expr) -> str | None:
+    """`f` or `math.sum`: names only (tool names may contain dots); nothing is looked up."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
 def _call(node: ast.Call, param_order: ParamOrder | None) -> ToolCall:
-    if not isinstance(node.func, ast.Name):
+    name = _dotted_name(node.func)
+    if name is None:
         raise CallParseError(
-            f"the called function must be a plain name, got {_describe(node.func)}"
+            f"the called function must be a (dotted) name, got {_describe(node.func)}"
             f" in '{ast.unparse(node)[:80]}'"
         )
-    name = node.func.id
     arguments: dict[str, Any] = {}
     if any(isinstance(arg, ast.Starred) for arg in node.args):
         raise CallParseError(f"{name}: *-unpacking is not allowed")

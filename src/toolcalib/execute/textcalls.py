@@ -65,12 +65,13 @@ class TextParse:
 NONE = TextParse()
 
 
-def decode_emission(raw: Emission) -> Emission:
+def decode_emission(raw: Emission, param_order: ParamOrder | None = None) -> Emission:
     """A copy with `tool_calls`, `parse` and `parse_error` set. Structured calls pass through
-    (`ok`); calls read from the text clear `structured`. Idempotent; never raises."""
+    (`ok`); calls read from the text clear `structured`. `param_order` names positional
+    arguments of Python-style calls (from the visible tools' docs). Idempotent; never raises."""
     if raw.tool_calls:
         return raw.model_copy(update={"parse": "ok", "parse_error": None})
-    result = parse_text_calls(raw.text)
+    result = parse_text_calls(raw.text, param_order)
     update: dict[str, Any] = {
         "tool_calls": result.calls, "parse": result.status, "parse_error": result.error
     }

@@ -1,0 +1,321 @@
+"""Wall and CPU time of our classify + score + aggregate against BFCL's reference checker.
+
+Run from the repository root (about 2-3 minutes on 2 cores with the defaults):
+
+    python bench/scoring_speed.py [--model always_call|oracle] [--repeat 3] [--workdir DIR]
+
+1. Setup (untimed): in a temporary folder laid out like the repository, `toolcalib normalize`,
+   `gold` and `generate` produce one reference policy's trajectories for all six BFCL
+   categories (1,924 cases); the trajectories are also written as BFCL model-result files
+   (per turn, per step: the step's text and its calls rendered by `render_call`).
+2. OURS (timed, whole processes): the workflow's exact commands, one process per stage and
+   category (`classify`, `score`) and one `aggregate` - sequentially, as `snakemake --cores 1`
+   would run them, and with two jobs at a time (`--cores 2`) before the `aggregate`.
+3. BASELINE (timed, whole process): `bench/bfcl_reference_scorer.py` - BFCL's own
+   `multi_turn_checker` imported from the pinned wheel, BFCL's irrelevance rule, and a
+   paper-style GAR with the published cue classifier, over the same trajectories.
+4. Checks that every case's verdict (pass/fail and BFCL's error type) and every category's GAR
+   are identical, then prints wall and CPU (user + system, all child processes) times and the
+   ratio baseline / ours (>= 1: our pipeline is not slower). Also prints what one bare process
+   of each of our stages costs before it reads anything (interpreter + imports).
+
+Exit status 1 if any verdict or GAR differs; the timing itself never fails the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import polars as pl
+
+from toolcalib.execute.calls import render_call
+from toolcalib.records import ToolCall
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
+RELEASE = f"results/raw/bfcl/{WHEEL}"
+BASELINE = ROOT / "bench" / "bfcl_reference_scorer.py"
+CATEGORIES = ("multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func",
+              "multi_turn_miss_param", "irrelevance", "live_irrelevance")
+VARIANT = "baseline"
+PROFILE = "paper"
+q = shlex.quote
+
+
+def run_shell(command: str, cwd: Path) -> None:
+    """One workflow job: Snakemake runs each rule's shell command through bash."""
+    done = subprocess.run(["bash", "-c", command], cwd=cwd)
+    if done.returncode:
+        raise SystemExit(f"failed ({done.returncode}): {command}")
+
+
+def cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(action: Callable[[], None]) -> tuple[float, float]:
+    """(wall s, CPU s of every child process it waited for)."""
+    cpu, start = cpu_children(), time.perf_counter()
+    action()
+    return time.perf_counter() - start, cpu_children() - cpu
+
+
+def run_jobs(commands: list[str], cwd: Path, cores: int) -> None:
+    if cores == 1:
+        for command in commands:
+            run_shell(command, cwd)
+        return
+    with ThreadPoolExecutor(cores) as pool:
+        list(pool.map(lambda c: run_shell(c, cwd), commands))
+
+
+# --- setup (untimed) ---------------------------------------------------------------------
+
+def setup(work: Path, model: str, policy: str) -> dict[str, float]:
+    """normalize, gold, generate as the workflow does; returns the gold stage's wall time."""
+    (work / "results/raw/bfcl").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / RELEASE, work / RELEASE)
+    spec = json.dumps({"backend": "policy", "name": model, "options": {"policy": policy}},
+                      sort_keys=True, separators=(",", ":"))
+    normalize, gold, generate = [], [], []
+    for c in CATEGORIES:
+        cases = f"results/cases/bfcl/{c}.jsonl"
+        normalize.append(f"toolcalib normalize --benchmark bfcl --category {c}"
+                         f" --source {q(RELEASE)} --out {q(cases)}"
+                         f" 2> {q(log(work, 'normalize', c))}")
+        gold.append(f"toolcalib gold --benchmark bfcl --cases {q(cases)} --source {q(RELEASE)}"
+                    f" --out results/gold/bfcl/{c}.jsonl 2> {q(log(work, 'gold', c))}")
+        generate.append(
+            f"toolcalib generate --model-spec {q(spec)} --variant {VARIANT} --benchmark bfcl"
+            f" --cases {q(cases)} --source {q(RELEASE)} --limit all --store .toolcalib/store"
+            f" --out {q(trajectories(model, c))} 2> {q(log(work, 'generate', c))}")
+    run_jobs(normalize, work, 2)
+    gold_wall, _ = timed(lambda: run_jobs(gold, work, 1))
+    run_jobs(generate, work, 2)
+    return {"gold_stage_wall_s": gold_wall}
+
+
+def log(work: Path, stage: str, category: str) -> str:
+    path = work / "results/logs" / stage / f"{category}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path.relative_to(work))
+
+
+def trajectories(model: str, category: str) -> str:
+    return f"results/trajectories/{model}/{VARIANT}/bfcl/{category}.jsonl"
+
+
+def write_bfcl_results(work: Path, model: str) -> Path:
+    """Each trajectory as a BFCL model-result line: per turn, per kept step, text and calls."""
+    out = work / "bfcl_results"
+    out.mkdir(exist_ok=True)
+    for c in CATEGORIES:
+        lines = []
+        for text in (work / trajectories(model, c)).read_text("utf-8").splitlines():
+            trajectory = json.loads(text)
+            result = [[{"text": step["emission"]["text"],
+                        "structured": step["emission"]["structured"],
+                        "calls": [] if step["emission"]["parse"] == "malformed" else
+                        [render_call(ToolCall(**call)) for call in step["emission"]["tool_calls"]]}
+                       for step in turn["steps"] if not step.get("dropped")]
+                      for turn in trajectory["turns"]]
+            lines.append(json.dumps({"id": trajectory["case_id"], "result": result,
+                                     "outcome": trajectory["outcome"]}))
+        (out / f"{c}.json").write_text("\n".join(lines) + "\n", "utf-8")
+    return out
+
+
+# --- the two timed contenders -------------------------------------------------------------
+
+def our_jobs(work: Path, model: str) -> tuple[list[str], str]:
+    """The classify and score jobs (workflow rules' shell commands), then the aggregate one."""
+    jobs = []
+    for c in CATEGORIES:
+        cases, traj = f"results/cases/bfcl/{c}.jsonl", trajectories(model, c)
+        jobs.append(f"toolcalib classify --profile {PROFILE} --cases {q(cases)}"
+                    f" --trajectories {q(traj)}"
+                    f" --out {q(output('actions', model, c))} 2> {q(log(work, 'classify', c))}")
+        jobs.append(f"toolcalib score --benchmark bfcl --cases {q(cases)}"
+                    f" --gold results/gold/bfcl/{c}.jsonl --source {q(RELEASE)}"
+                    f" --trajectories {q(traj)}"
+                    f" --out {q(output('scores', model, c))} 2> {q(log(work, 'score', c))}")
+    actions = " ".join(q(output("actions", model, c)) for c in CATEGORIES)
+    scores = " ".join(q(output("scores", model, c)) for c in CATEGORIES)
+    cases = " ".join(q(f"results/cases/bfcl/{c}.jsonl") for c in CATEGORIES)
+    aggregate = (f"toolcalib aggregate --actions {actions} --scores {scores} --cases {cases}"
+                 f" --out-dir results/metrics 2> results/logs/aggregate.log")
+    return jobs, aggregate
+
+
+def output(stage: str, model: str, category: str) -> str:
+    return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.parquet"
+
+
+def ours(work: Path, model: str, cores: int) -> None:
+    jobs, aggregate = our_jobs(work, model)
+    run_jobs(jobs, work, cores)
+    run_shell(aggregate, work)
+
+
+def baseline(work: Path, model: str, results: Path) -> None:
+    command = [sys.executable, str(BASELINE), "--wheel", RELEASE, "--results", str(results),
+               "--model", model, "--out", "baseline.json"]
+    done = subprocess.run(command, cwd=work, stderr=subprocess.DEVNULL)
+    if done.returncode:
+        raise SystemExit(f"baseline failed ({done.returncode}): {shlex.join(command)}")
+
+
+# --- checks -----------------------------------------------------------------------------
+
+def compare(work: Path, model: str) -> list[str]:
+    """Differences between our verdicts/GAR and the baseline's (empty: identical)."""
+    theirs = json.loads((work / "baseline.json").read_text())
+    problems = []
+    ours_scores = pl.concat([pl.read_parquet(work / output("scores", model, c))
+                             for c in CATEGORIES]).filter("scored")
+    seen = set()
+    for row in ours_scores.iter_rows(named=True):
+        seen.add(row["case_id"])
+        ref = theirs["verdicts"].get(row["case_id"])
+        if ref is None:
+            problems.append(f"{row['case_id']}: no baseline verdict")
+        elif (row["passed"], row["error_type"]) != (ref["valid"], ref["error_type"]):
+            problems.append(f"{row['case_id']}: ours {row['passed']}/{row['error_type']},"
+                            f" BFCL {ref['valid']}/{ref['error_type']}")
+    problems += [f"{case}: only the baseline scored it" for case in set(theirs["verdicts"]) - seen]
+    per_case = pl.read_parquet(work / "results/metrics/per_case.parquet").filter("scored")
+    for row in per_case.iter_rows(named=True):
+        ref = theirs["verdicts"].get(row["case_id"])
+        if ref is not None and ref["gold_hit"] != row["gold_emitted_any_step"]:
+            problems.append(f"{row['case_id']}: gold emitted ours {row['gold_emitted_any_step']}"
+                            f" ({row['emission_classes']}), paper-style {ref['gold_hit']}"
+                            f" ({'|'.join(ref['emitted'])})")
+    triples = pl.read_csv(work / "results/metrics/triples.csv")
+    for row in triples.iter_rows(named=True):
+        ref = theirs["gar"][row["category"]]
+        if (row["gar_emission_k"], row["n"]) != (ref["k"], ref["n"]):
+            problems.append(f"{row['category']}: GAR ours {row['gar_emission_k']}/{row['n']},"
+                            f" paper-style {ref['k']}/{ref['n']}")
+    return problems
+
+
+def gar_table(work: Path) -> str:
+    theirs = json.loads((work / "baseline.json").read_text())["gar"]
+    triples = pl.read_csv(work / "results/metrics/triples.csv")
+    lines = []
+    for row in triples.sort("category").iter_rows(named=True):
+        ref = theirs[row["category"]]
+        lines.append(f"  {row['category']:<24} n={row['n']:<4} GAR ours {row['gar_emission']:.3f}"
+                     f" (turn-union {row['gar']:.3f}), paper-style {ref['gar']:.3f};"
+                     f" Acc {row['acc']:.3f}")
+    return "\n".join(lines)
+
+
+# --- start-up floor -----------------------------------------------------------------------
+
+def startup_floor(work: Path, repeat: int) -> dict[str, float]:
+    """Median wall time of a process that only imports what each stage imports, and exits."""
+    probes = {
+        "python (bare)": "pass",
+        "classify imports": "import toolcalib.cli, toolcalib.stages.classify,"
+                            " toolcalib.classify.profiles",
+        "score imports": "import toolcalib.cli, toolcalib.stages.score, toolcalib.benchmarks.bfcl",
+        "aggregate imports": "import toolcalib.cli, toolcalib.stages.aggregate",
+        "baseline imports": f"import sys, json, re, zipfile, yaml;"
+                            f" sys.path.append({str(work / RELEASE)!r});"
+                            " import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker",
+    }
+    floor = {}
+    for name, code in probes.items():
+        walls = [timed(lambda c=code: subprocess.run([sys.executable, "-c", c], check=True))[0]
+                 for _ in range(repeat)]
+        floor[name] = statistics.median(walls)
+    return floor
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="always_call", choices=("always_call", "oracle"),
+                        help="the reference policy whose trajectories are scored")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each contender")
+    parser.add_argument("--workdir", default=None, help="keep the run here (default: a temp dir)")
+    parser.add_argument("--json", default=None, help="also write the figures here")
+    args = parser.parse_args()
+    os.environ["TZ"] = "UTC"
+    model = f"policy-{args.model}"
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="scoring_speed_")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"setup in {work}: normalize, gold, generate ({model}), BFCL result files",
+              flush=True)
+        start = time.perf_counter()
+        info = setup(work, model, args.model)
+        results = write_bfcl_results(work, model)
+        n = sum(len((results / f"{c}.json").read_text().splitlines()) for c in CATEGORIES)
+        print(f"setup done in {time.perf_counter() - start:.1f} s: {n} cases"
+              f" (gold stage {info['gold_stage_wall_s']:.1f} s, once per benchmark)", flush=True)
+
+        runs: dict[str, list[tuple[float, float]]] = {"baseline": [], "ours_1": [], "ours_2": []}
+        contenders = {"baseline": lambda: baseline(work, model, results),
+                      "ours_1": lambda: ours(work, model, 1),
+                      "ours_2": lambda: ours(work, model, 2)}
+        for r in range(args.repeat):
+            order = list(contenders)[r % 3:] + list(contenders)[: r % 3]  # rotate: no order bias
+            for name in order:
+                runs[name].append(timed(contenders[name]))
+            print(f"run {r + 1}/{args.repeat}: " + ", ".join(
+                f"{name} {runs[name][-1][0]:.2f} s" for name in contenders), flush=True)
+
+        problems = compare(work, model)
+        gar = gar_table(work)
+        floor = startup_floor(work, 3)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def med(name: str, i: int) -> float:
+        return statistics.median(run[i] for run in runs[name])
+
+    base_wall, base_cpu = med("baseline", 0), med("baseline", 1)
+    figures = {"model": model, "cases": n, "repeat": args.repeat, "cpus": os.cpu_count(),
+               "baseline_wall_s": base_wall, "baseline_cpu_s": base_cpu, **info,
+               "startup_floor_s": floor, "identical": not problems}
+    print(f"\n{model}, {n} cases, median of {args.repeat} runs ({os.cpu_count()} CPUs):")
+    print(f"  BASELINE  BFCL checker + paper GAR, 1 process     wall {base_wall:6.2f} s"
+          f"  CPU {base_cpu:6.2f} s")
+    for cores in (1, 2):
+        wall, cpu = med(f"ours_{cores}", 0), med(f"ours_{cores}", 1)
+        figures[f"ours_{cores}core_wall_s"], figures[f"ours_{cores}core_cpu_s"] = wall, cpu
+        figures[f"ratio_{cores}core_wall"] = base_wall / wall
+        figures[f"ratio_{cores}core_cpu"] = base_cpu / cpu
+        print(f"  OURS      13 processes, {cores} at a time            wall {wall:6.2f} s"
+              f"  CPU {cpu:6.2f} s   ratio baseline/ours: wall {base_wall / wall:.2f},"
+              f" CPU {base_cpu / cpu:.2f}")
+    print("  start-up floor per process (interpreter + imports, median of 3): " + ", ".join(
+        f"{name} {seconds:.2f} s" for name, seconds in floor.items()))
+    if problems:
+        print(f"\nDIFFERENCES ({len(problems)}):\n  " + "\n  ".join(problems[:20]))
+    else:
+        print(f"\nverdicts identical on all {n} cases; GAR identical per category:")
+    print(gar)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

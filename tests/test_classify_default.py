@@ -1,0 +1,325 @@
+"""The `default` profile: harness calls, call shapes, sentence rules and each paper blind spot."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from toolcalib.classify import EmissionAction, get_profile, text_class, turn_action
+from toolcalib.classify import default as default_module
+from toolcalib.classify.default import DefaultProfile, load_cues
+from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
+
+DEFAULT = get_profile("default")
+PAPER = get_profile("paper")
+
+
+def rule(text: str) -> str:
+    return DEFAULT.classify(Emission(text=text)).rule
+
+
+def test_registered_and_versioned() -> None:
+    assert isinstance(DEFAULT, DefaultProfile) and DEFAULT.name == "default"
+    assert isinstance(load_cues()["version"], int) and DEFAULT.version == load_cues()["version"]
+
+
+def test_every_cue_group_is_read_and_compiles() -> None:
+    """Each cue group in the data file is used by the module, and every regex compiles."""
+    source = Path(default_module.__file__).read_text("utf-8")
+    for group, table in load_cues()["cues"].items():
+        assert f'"{group}"' in source, group
+        for name, regex in table.items():
+            assert re.fullmatch(r"[a-z_]+", name), name
+            re.compile(regex)
+
+
+def test_taxonomy_documents_every_class() -> None:
+    doc = default_module.__doc__ or ""
+    for name in ACTION_CLASSES:
+        assert f"{name}:" in doc, name
+
+
+# -- harness calls and call shapes ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("emission", "expected"),
+    [
+        # Structured calls: the shared rule, as every profile.
+        (
+            Emission(
+                text="I cannot", tool_calls=[ToolCall(name="ls")], structured=True, parse="ok"
+            ),
+            EmissionAction(action="tool_call", rule="structured", evidence="ls"),
+        ),
+        # Calls the harness parsed from text are tool_call too (the paper profile ignores them).
+        (
+            Emission(
+                text='```json\n[{"name": "ls", "arguments": {}}]\n```',
+                tool_calls=[ToolCall(name="ls"), ToolCall(name="cd")],
+                parse="ok",
+            ),
+            EmissionAction(action="tool_call", rule="default:tool_call:parsed", evidence="ls,cd"),
+        ),
+        # A malformed parse is malformed; the rule keeps what the text rules said.
+        (
+            Emission(text="Which folder? <tool_call>{", parse="malformed"),
+            EmissionAction(
+                action="malformed",
+                rule="malformed:default:malformed:tool_call_tag",
+                evidence="<tool_call",
+            ),
+        ),
+        (
+            Emission(text="Which folder?", parse="malformed"),
+            EmissionAction(
+                action="malformed", rule="malformed:default:ask:wh", evidence="Which folder?"
+            ),
+        ),
+        (Emission(text=" \n"), EmissionAction(action=None, rule="empty")),
+    ],
+)
+def test_emission_rules(emission: Emission, expected: EmissionAction) -> None:
+    assert DEFAULT.classify(emission) == expected
+
+
+def test_parsed_text_calls_fix_the_paper_blind_spot() -> None:
+    emission = Emission(
+        text='Sure.\n```json\n{"name": "ls", "arguments": {}}\n```',
+        tool_calls=[ToolCall(name="ls")],
+        parse="ok",
+    )
+    assert DEFAULT.classify(emission).action == "tool_call"
+    assert PAPER.classify(emission).rule == "paper:other"  # the paper profile stays exact
+
+
+def test_malformed_inner_class_is_readable() -> None:
+    action = DEFAULT.classify(Emission(text="I can't parse ls(", parse="malformed"))
+    assert (action.action, text_class(action)) == ("malformed", "refuse")
+
+
+@pytest.mark.parametrize(
+    ("text", "detail", "evidence"),
+    [
+        ('Here:\n[{"name": "ls", "arguments": {}}]', "json_call", '{"name": "ls", "arguments":'),
+        (
+            'Calling {"arguments": {"x": 1}, "name": "cd"}',
+            "json_call",
+            '{"arguments": {"x": 1}, "name": "c',
+        ),
+        ("Calling [ls()] now.", "python_call_list", "[ls()]"),
+        ('Ok:\n[mv(a="x"), ls()]', "python_call_list", '[mv(a="x"), ls()]'),
+        ("Sure <TOOL_CALL", "tool_call_tag", "<TOOL_CALL"),
+    ],
+)
+def test_call_shapes_in_prose_are_malformed(text: str, detail: str, evidence: str) -> None:
+    """Calls written where the harness does not look execute nothing: malformed, not other."""
+    action = DEFAULT.classify(Emission(text=text))
+    assert (action.action, action.rule, action.evidence) == (
+        "malformed",
+        f"default:malformed:{detail}",
+        evidence,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'The file info is {"name": "report.txt", "size": 1024}.',  # no arguments key
+        "See [the docs](https://example.com) and [ls()](https://x.y).",  # markdown links
+        "<think>[ls()]</think>Which folder?",  # reasoning is not read
+    ],
+)
+def test_not_call_shapes(text: str) -> None:
+    assert DEFAULT.classify(Emission(text=text)).action != "malformed"
+
+
+# -- sentence rules ---------------------------------------------------------------------------
+
+CASES = [
+    # ask: wh-questions, requests, indirect requests, conditional inabilities, choices.
+    ("What is the destination folder?", "default:ask:wh"),
+    ("Hmm, which file did you mean?", "default:ask:wh"),
+    ("What is the name of the folder", "default:ask:wh"),  # no question mark
+    ("Please provide your user id.", "default:ask:please_provide"),
+    ("Could you tell me the file name?", "default:ask:could_you_tell"),
+    ("May I have your email?", "default:ask:can_i_have"),
+    ("Please confirm your email address.", "default:ask:confirm_value"),
+    ("Could you confirm the order ID?", "default:ask:confirm_value"),
+    ("Let me know which flight you prefer.", "default:ask:let_me_know_which"),
+    ("Tell me if you want the PDF or the DOCX.", "default:ask:let_me_know_choice"),
+    ("I'll need your user ID.", "default:ask:i_need"),
+    ("We'd need more details.", "default:ask:more_information"),
+    ("You didn't specify the destination.", "default:ask:not_specified"),
+    ("The destination is missing.", "default:ask:missing"),
+    ("I'm not sure which file you mean.", "default:ask:unsure_which"),
+    ("Por favor, indique la fecha.", "default:ask:es_fr_de_zh_request"),
+    ("I can't book it unless you give me the date.", "default:ask:unless_you_provide"),
+    ("I'm unable to look it up without your order number.", "default:ask:without_value"),
+    ("Would you like me to book the 9am or the 11am flight?", "default:ask:either_or"),
+    ("Is your user id 42?", "default:ask:question"),
+    ("Your id is 42. Is that correct?", "default:ask:is_that_correct"),  # no pending action
+    # refuse: first person and impersonal cues; warnings are no refusal.
+    ("I can't do that.", "default:refuse:first_person"),
+    ("We're unable to help.", "default:refuse:first_person"),
+    ("I don't have a tool for deleting files.", "default:refuse:first_person"),
+    ("None of the available functions can rename users.", "default:refuse:no_tool"),
+    ("The delete function is not available.", "default:refuse:tool_not_available"),
+    ("There isn't a tool for faxes.", "default:refuse:there_is_no_tool"),
+    ("I have no way to access it.", "default:refuse:no_way"),
+    ("Sorting is not something I can do.", "default:refuse:not_something_i_can"),
+    ("Changing the name is not supported.", "default:refuse:not_supported"),
+    ("This ticket is not eligible for a refund.", "default:refuse:not_eligible"),
+    ("Changing the origin is prohibited.", "default:refuse:policy"),
+    ("That is beyond my capabilities.", "default:refuse:beyond_capabilities"),
+    ("That operation cannot be performed here.", "default:refuse:cannot_be_done"),
+    ("No puedo hacerlo.", "default:refuse:es_no_puedo"),
+    ("Je ne peux pas le faire.", "default:refuse:fr_ne_peux"),
+    ("Das kann ich leider nicht.", "default:refuse:de_kann_nicht"),
+    ("\u6211\u65e0\u6cd5\u5b8c\u6210\u3002", "default:refuse:zh_cannot"),
+    ("No tool call is needed for this.", "default:other:statement"),
+    ("You can't undo this.", "default:other:statement"),
+    # confirm: approval questions and requests.
+    ("Shall I proceed with deleting the file?", "default:confirm:shall_i"),
+    ("Do you want me to book it?", "default:confirm:want_me_to"),
+    ("Cancelling is final. Proceed?", "default:confirm:proceed"),
+    ("Are you sure you want to delete it?", "default:confirm:are_you_sure"),
+    ("Just confirming: you want it gone?", "default:confirm:confirming"),
+    ("May I cancel the order now?", "default:confirm:may_i"),
+    ("Would it be okay if I closed it?", "default:confirm:ok_if_i"),
+    ("Do you approve?", "default:confirm:do_you_confirm"),
+    ("Voulez-vous que je supprime le fichier ?", "default:confirm:fr_voulez_vous"),
+    ("\u00bfDesea que proceda?", "default:confirm:es_desea"),
+    ("Soll ich die Datei l\u00f6schen?", "default:confirm:de_soll_ich"),
+    ("\u662f\u5426\u786e\u8ba4\u5220\u9664\uff1f", "default:confirm:zh_confirm"),
+    ("Please confirm you want to cancel.", "default:confirm:confirm_you_want"),
+    ("Please confirm the booking.", "default:confirm:confirm_action"),
+    ("Please confirm.", "default:confirm:confirm_bare"),
+    ("Please confirm by clicking the button.", "default:confirm:confirm_by"),
+    ("Confirm and I will proceed.", "default:confirm:confirm_to_proceed"),
+    ("Let me know if you'd like me to proceed.", "default:confirm:let_me_know_if_me"),
+    ("I'll cancel it once you confirm.", "default:confirm:until_you_confirm"),
+    ("I can't proceed without your approval.", "default:confirm:your_approval"),
+    ("Reply yes to proceed.", "default:confirm:reply_yes"),
+    ("Cancel it (yes/no).", "default:confirm:yes_no"),
+    ("I'll book UA12 for $300. Is that correct?", "default:confirm:is_that_correct"),
+    ("It will be charged to your card. Sound good?", "default:confirm:sounds_good"),
+    ("I will move both. Ok, right?", "default:confirm:trailing_right"),
+    # other: offers, rhetorical questions, completion reports, statements, no words.
+    ("Anything else?", "default:other:anything_else"),
+    ("Is there anything else I can help with?", "default:other:anything_else"),
+    ("Would you like me to do something else?", "default:other:anything_else"),
+    ("Any other questions?", "default:other:any_other"),
+    ("Let me know if you need more help.", "default:other:more_help"),
+    ("How else can I assist you today?", "default:other:how_can_i_help"),
+    ("What else would you like to know?", "default:other:what_else"),
+    ("What would you like me to do next?", "default:other:what_next"),
+    ("Feel free to ask.", "default:other:feel_free"),
+    ("Does that help?", "default:other:does_that_help"),
+    ("Hope this helps!", "default:other:hope_it_helps"),
+    ("\u00bfAlgo m\u00e1s?", "default:other:es_algo_mas"),
+    ("Autre chose ?", "default:other:fr_autre_chose"),
+    ("Sonst noch etwas?", "default:other:de_sonst_noch"),
+    ("\u8fd8\u6709\u5176\u4ed6\u95ee\u9898\u5417\uff1f", "default:other:zh_other"),
+    ("You asked: which file? It is a.txt.", "default:other:echo"),
+    ("Why? No idea.", "default:other:rhetorical"),
+    ("Why did it fail? Because the folder was missing.", "default:other:self_answered"),
+    ("## What changed?\nThe file moved.", "default:other:heading"),
+    ("Done. The file has been moved.", "default:other:completion"),
+    ("All tasks completed.", "default:other:completion"),
+    ("The file has been successfully moved.", "default:other:completion"),
+    ("Here is the listing: a.txt.", "default:other:statement"),
+    ("...", "default:other:no_words"),
+    ("\u200b", "default:other:no_words"),
+    ("```\nrm: cannot remove 'x'\n```", "default:other:no_words"),
+    ("<think>Which file? I cannot tell.</think>", "default:other:reasoning_only"),
+    ("Which one? I can't tell.</think>", "default:other:reasoning_only"),  # unopened block
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_sentence_rules(text: str, expected: str) -> None:
+    assert rule(text) == expected
+
+
+def test_every_cue_has_an_example() -> None:
+    """Each cue of the classifying groups decides at least one case above."""
+    named = {r.split(":")[2] for _, r in CASES}
+    groups = set(load_cues()["cues"]) - {"self_answer", "pending_action"}
+    missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
+    assert missing == set()
+
+
+# -- the paper's blind spots, emission level ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "paper_action"),
+    [
+        # Rhetorical questions and follow-up offers are not ask.
+        ("Everything is set up. Anything else?", "other", "ask"),
+        ("Would you like me to do something else?", "other", "ask"),
+        ("Could you let me know if there's anything else you need?", "other", "ask"),
+        # Inability to find, then a request: ask, not refuse.
+        ("I cannot find the file; could you tell me its name?", "ask", "refuse"),
+        ("I can't find report.txt. Could you double-check the name?", "ask", "refuse"),
+        ("I cannot proceed until you tell me which account to use.", "ask", "refuse"),
+        # A refusal stays a refusal next to offers and alternatives.
+        ("I don't have a tool for that. Is there anything else?", "refuse", "refuse"),
+        ("I can't delete files. Shall I archive it instead?", "refuse", "refuse"),
+        # Completion claims are not confirm; seeking approval is.
+        ("All done.", "other", "confirm"),
+        ("I have completed all the requested changes.", "other", "confirm"),
+        ("All done! Would you like me to delete the temp files too?", "confirm", "ask"),
+        ("Shall I proceed with deleting the file?", "confirm", "ask"),
+        ("Please confirm you want to cancel.", "confirm", "ask"),
+        ("You can't undo this. Shall I proceed?", "confirm", "refuse"),
+        # Quoted output, inline code, URLs and reasoning carry no cues.
+        ('The tool said "cannot open file: denied". The rest worked.', "other", "refuse"),
+        ("It printed `cannot remove x`, so x was gone.", "other", "refuse"),
+        ("See https://example.com/search?q=files for details.", "other", "ask"),
+        ("<think>I cannot do this?</think>Here is the listing.", "other", "refuse"),
+        # Typographic quotes, full-width question marks and other languages.
+        ("I can\u2019t find \u201creport.txt\u201d. Which folder is it in?", "ask", "refuse"),
+        ("\u8bf7\u95ee\u6587\u4ef6\u540d\u662f\u4ec0\u4e48\uff1f", "ask", "other"),
+        ("\u00a1Listo! \u00bfAlgo m\u00e1s?", "other", "ask"),
+        # Ask beats refuse beats confirm inside one emission; ask beats confirm.
+        ("Which folder should it go to? Shall I create it?", "ask", "ask"),
+    ],
+)
+def test_blind_spots(text: str, action: str, paper_action: str) -> None:
+    assert DEFAULT.classify(Emission(text=text)).action == action
+    assert PAPER.classify(Emission(text=text)).action == paper_action
+
+
+def test_evidence_is_the_decisive_sentence() -> None:
+    action = DEFAULT.classify(Emission(text="Done.  The file\nmoved. Shall I   also delete it?"))
+    assert (action.rule, action.evidence) == ("default:confirm:shall_i", "Shall I also delete it?")
+    assert DEFAULT.classify(Emission(text="Plain words.")).evidence == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("E.g. this one. And that one.", 2),
+        ('He said "Stop. Now." Then left.', 2),
+        ("`a. b` is code. Next.", 2),
+        ("\u5df2\u5b8c\u6210\u3002\u8fd8\u6709\u5417\uff1f", 2),
+        ("One \u2014 two -- three\nfour; five", 5),
+    ],
+)
+def test_sentence_splitting(text: str, count: int) -> None:
+    assert len(DEFAULT.sentences(text)) == count
+
+
+def test_turn_priority_still_applies_across_emissions() -> None:
+    actions = [DEFAULT.classify(Emission(text=t)) for t in ("Which file?", "I can't do that.")]
+    assert turn_action(actions).action == "refuse"
+
+
+def test_deterministic() -> None:
+    texts = [text for text, _ in CASES]
+    fresh = DefaultProfile()
+    assert [rule(t) for t in texts] == [fresh.classify(Emission(text=t)).rule for t in texts]

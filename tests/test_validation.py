@@ -1,0 +1,201 @@
+"""Validation metrics against hand-computed values, the corpus itself, and default vs paper."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolcalib.classify import EmissionAction, Profile
+from toolcalib.classify.validation import (
+    NO_CLASS,
+    SUMMARY_SCHEMA,
+    TABLE_SCHEMA,
+    class_scores,
+    cohen_kappa,
+    load_corpus,
+    predictions_frame,
+    render_markdown,
+    summary_scores,
+    validation_frames,
+    validation_summary,
+    validation_table,
+)
+from toolcalib.records import ACTION_CLASSES
+
+CORPUS = Path(__file__).parent / "data" / "classifier_corpus.jsonl"
+
+
+class EchoProfile(Profile):
+    """Predicts the class written after `p:` in the text."""
+
+    name = "echo"
+
+    def classify_text(self, text: str) -> EmissionAction:
+        return EmissionAction(action=text.removeprefix("p:"), rule="echo")
+
+
+def row(id_: str, text: str, gold: str, **extra: object) -> dict[str, object]:
+    base = {"id": id_, "text": text, "structured_calls": False, "parse": "none", "label": gold,
+            "reason": "r", "source": "hand"}
+    return {**base, **extra}
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# gold ask ask ask refuse refuse other / predicted ask ask refuse refuse other other:
+#   ask     TP 2, predicted 2, support 3: P 1,   R 2/3, F1 = 2(2/3)/(5/3) = 0.8
+#   refuse  TP 1, predicted 2, support 2: P 1/2, R 1/2, F1 1/2
+#   other   TP 1, predicted 2, support 1: P 1/2, R 1,   F1 = 1/(3/2) = 2/3
+#   accuracy 4/6; macro-F1 (0.8 + 0.5 + 2/3) / 3 = 59/90
+#   kappa: p_o = 2/3, p_e = (3*2 + 2*2 + 1*2) / 36 = 1/3, kappa = (1/3) / (2/3) = 1/2
+GOLD = ["ask", "ask", "ask", "refuse", "refuse", "other"]
+PREDICTED = ["ask", "ask", "refuse", "refuse", "other", "other"]
+
+
+def test_class_scores_by_hand() -> None:
+    scores = {s["class"]: s for s in class_scores(GOLD, PREDICTED)}
+    assert [s for s in scores] == list(ACTION_CLASSES)
+    assert scores["ask"] == pytest.approx(
+        {"class": "ask", "precision": 1.0, "recall": 2 / 3, "f1": 0.8, "support": 3}
+    )
+    assert scores["refuse"] == pytest.approx(
+        {"class": "refuse", "precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
+    )
+    assert scores["other"] == pytest.approx(
+        {"class": "other", "precision": 0.5, "recall": 1.0, "f1": 2 / 3, "support": 1}
+    )
+    for absent in ("tool_call", "malformed", "confirm"):
+        assert scores[absent] == {"class": absent, "precision": None, "recall": None, "f1": None,
+                                  "support": 0}
+
+
+def test_summary_by_hand() -> None:
+    assert summary_scores(GOLD, PREDICTED) == pytest.approx(
+        {"n": 6, "accuracy": 4 / 6, "macro_f1": 59 / 90, "kappa": 0.5}
+    )
+
+
+def test_no_class_prediction_counts_as_wrong() -> None:
+    # gold ask other / predicted none other: p_o 1/2, p_e = (0 + 1*1)/4 = 1/4, kappa = 1/3;
+    # ask: support 1, nothing predicted: P 0, R 0, F1 0; other: F1 1; macro 1/2.
+    gold, predicted = ["ask", "other"], [NO_CLASS, "other"]
+    assert cohen_kappa(gold, predicted) == pytest.approx(1 / 3)
+    assert summary_scores(gold, predicted)["macro_f1"] == pytest.approx(0.5)
+    scores = {s["class"]: s for s in class_scores(gold, predicted)}
+    assert (scores["ask"]["precision"], scores["ask"]["recall"], scores["ask"]["f1"]) == (0, 0, 0)
+
+
+def test_kappa_edge_cases() -> None:
+    assert cohen_kappa(["ask", "ask"], ["ask", "ask"]) is None  # chance agreement 1
+    assert cohen_kappa(["ask", "refuse"], ["ask", "refuse"]) == 1.0
+    assert cohen_kappa(["ask", "refuse"], ["refuse", "ask"]) == -1.0
+    with pytest.raises(ValueError):
+        cohen_kappa([], [])
+    with pytest.raises(ValueError):
+        class_scores(["ask"], [])
+
+
+def test_precision_of_a_class_with_no_gold_rows() -> None:
+    scores = {s["class"]: s for s in class_scores(["ask"], ["confirm"])}
+    assert scores["confirm"] == {"class": "confirm", "precision": 0.0, "recall": 0.0, "f1": 0.0,
+                                 "support": 0}
+
+
+def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
+    rows = [row(f"r{i}", f"p:{p}", g) for i, (g, p) in enumerate(zip(GOLD, PREDICTED, strict=True))]
+    rows.append(row("call", "p:other", "tool_call", structured_calls=True, parse="ok"))
+    corpus = write(tmp_path / "c.jsonl", rows)
+    table, summary = validation_frames(corpus, [EchoProfile()])
+    assert table.schema == TABLE_SCHEMA and summary.schema == SUMMARY_SCHEMA
+    assert table.height == len(ACTION_CLASSES)
+    got = {r["class"]: r for r in table.iter_rows(named=True)}
+    assert got["tool_call"] == {"profile": "echo", "class": "tool_call", "precision": 1.0,
+                                "recall": 1.0, "f1": 1.0, "support": 1}
+    assert got["ask"]["f1"] == pytest.approx(0.8) and got["ask"]["support"] == 3
+    # kappa with the structured row: p_o 5/7, p_e = (3*2 + 2*2 + 1*2 + 1*1) / 49 = 13/49
+    (only,) = summary.iter_rows(named=True)
+    assert only == pytest.approx({"profile": "echo", "n": 7, "accuracy": 5 / 7,
+                                  "macro_f1": (0.8 + 0.5 + 2 / 3 + 1) / 4,
+                                  "kappa": (5 / 7 - 13 / 49) / (1 - 13 / 49)})
+    assert validation_table(corpus, [EchoProfile()]).equals(table)
+    assert validation_summary(corpus, [EchoProfile()]).equals(summary)
+
+
+def test_emissions_built_from_rows(tmp_path: Path) -> None:
+    corpus = write(tmp_path / "c.jsonl", [
+        row("s", "I cannot", "tool_call", structured_calls=True, parse="ok"),
+        row("t", '```json\n{"name": "ls", "arguments": {}}\n```', "tool_call", parse="ok"),
+        row("m", '[{"name": "ls"', "malformed", parse="malformed"),
+        row("e", " ", "other"),
+    ])
+    frame = predictions_frame(load_corpus(corpus), ["paper", "default"])
+    got = {
+        (r["profile"], r["id"]): (r["predicted"], r["rule"]) for r in frame.iter_rows(named=True)
+    }
+    assert got[("paper", "s")] == got[("default", "s")] == ("tool_call", "structured")
+    assert got[("paper", "t")] == ("other", "paper:other")  # the paper profile's blind spot
+    assert got[("default", "t")] == ("tool_call", "default:tool_call:parsed")
+    assert got[("default", "m")][0] == got[("paper", "m")][0] == "malformed"
+    assert got[("default", "e")] == (NO_CLASS, "empty")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"label": "maybe"}, "label"),  # replaces the good label
+        ({"source": "model:m/cat/case/x/0"}, "integers"),
+        ({"source": "model:m/cat/case/0"}, "is not 'hand'"),
+        ({"source": "web"}, "is not 'hand'"),
+        ({"structured_calls": True}, "structured_calls needs parse 'ok'"),
+        ({"extra": 1}, "extra"),
+    ],
+)
+def test_bad_rows_name_their_line(tmp_path: Path, bad: dict[str, object], message: str) -> None:
+    corpus = write(tmp_path / "c.jsonl", [row("a", "x", "other"), row("b", "y", "other", **bad)])
+    with pytest.raises(ValueError, match=rf"c\.jsonl:2: (?s:.*){message}"):
+        load_corpus(corpus)
+
+
+def test_duplicate_ids_and_empty_corpus(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"duplicate ids \['a'\]"):
+        load_corpus(write(tmp_path / "d.jsonl", [row("a", "x", "other")] * 2))
+    with pytest.raises(ValueError, match="no rows"):
+        load_corpus(write(tmp_path / "e.jsonl", []))
+
+
+def test_model_sources_are_accepted(tmp_path: Path) -> None:
+    source = "model:Qwen/Qwen3-8B/multi_turn_base/multi_turn_base_3/1/0"
+    (loaded,) = load_corpus(write(tmp_path / "c.jsonl", [row("a", "x", "ask", source=source)]))
+    assert loaded.source == source
+
+
+def test_render_markdown() -> None:
+    table, summary = validation_frames(CORPUS, ["paper", "default"])
+    text = render_markdown(table, summary)
+    assert text.startswith("| profile | n | accuracy | macro-F1 | kappa |\n")
+    assert "| class | support | paper P / R / F1 | default P / R / F1 |" in text
+    assert all(f"\n| {name} | " in text for name in ACTION_CLASSES)
+
+
+def test_the_corpus_is_hand_labelled_and_covers_every_class() -> None:
+    rows = load_corpus(CORPUS)
+    hand = [r for r in rows if r.source == "hand"]
+    assert len(hand) >= 120
+    counts = {name: sum(r.label == name for r in hand) for name in ACTION_CLASSES}
+    assert min(counts.values()) >= 15, counts
+    assert all(r.reason.strip() and "\n" not in r.reason for r in rows)
+    assert {r.parse for r in rows} == {"none", "ok", "malformed"}
+    assert any(r.structured_calls for r in rows)
+
+
+def test_default_beats_paper_on_the_corpus() -> None:
+    summary = {r["profile"]: r for r in validation_summary(CORPUS, ["paper", "default"]).iter_rows(
+        named=True)}
+    assert summary["default"]["accuracy"] > summary["paper"]["accuracy"]
+    assert summary["default"]["kappa"] > summary["paper"]["kappa"]
+    assert summary["default"]["macro_f1"] > summary["paper"]["macro_f1"]
