@@ -11,7 +11,8 @@ Each incoming request takes the next action of the script (`pass` once it is use
   delay:N    wait N seconds, then forward
   echo401    HTTP 401 whose body echoes the request's Authorization header
 `latency_s` is added before every forwarded request. Counters: `requests` (all received),
-`forwarded`, and `max_in_flight` (most forwarded requests handled at once).
+`forwarded`, and `max_in_flight` (most forwarded requests handled at once); `exchanges` holds
+(request body, response body) of every answer passed through unchanged.
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ class FaultProxy:
         self.latency_s = latency_s
         self.requests = self.forwarded = self.max_in_flight = 0
         self.authorization: list[str] = []
+        self.exchanges: list[tuple[bytes, bytes]] = []
         self._script = _checked(script)
         self._in_flight = 0
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"proxy": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -64,6 +65,7 @@ class FaultProxy:
             self._script = _checked(actions)
             self.requests = self.forwarded = self.max_in_flight = 0
             self.authorization = []
+            self.exchanges = []
 
     def _next(self, authorization: str) -> str:
         with self._lock:
@@ -77,9 +79,11 @@ class FaultProxy:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
-    def _leave(self) -> None:
+    def _leave(self, exchange: tuple[bytes, bytes] | None) -> None:
         with self._lock:
             self._in_flight -= 1
+            if exchange is not None:
+                self.exchanges.append(exchange)
 
     def close(self) -> None:
         self._server.shutdown()
@@ -91,6 +95,13 @@ class FaultProxy:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients that hang up on a stalled or broken answer are expected here."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -128,6 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self, body: bytes, action: str, delay: float) -> None:
         self.proxy._enter()
+        exchange = None
         try:
             time.sleep(self.proxy.latency_s + delay)
             upstream = http.client.HTTPConnection(*self.proxy.upstream, timeout=600)
@@ -137,8 +149,10 @@ class _Handler(BaseHTTPRequestHandler):
             status, data = response.status, response.read()
             extra = {k: v for k, v in response.getheaders() if k.lower() not in SKIPPED}
             upstream.close()
+            if action in ("pass", "delay"):
+                exchange = (body, data)
         finally:
-            self.proxy._leave()
+            self.proxy._leave(exchange)
         if action == "truncate":
             self._reply(status, data[: len(data) // 2], extra)
         elif action == "short":

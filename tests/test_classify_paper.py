@@ -199,7 +199,7 @@ def test_malformed_keeps_the_paper_class(text: str, paper_class: str | None) -> 
 
 def test_unknown_profile_lists_known_ones() -> None:
     assert get_profile("paper").name == "paper"
-    with pytest.raises(ValueError, match=r"unknown classifier profile 'papers'.*known.*: paper"):
+    with pytest.raises(ValueError, match=r"unknown classifier profile 'papers'.*known.*paper"):
         get_profile("papers")
 
 

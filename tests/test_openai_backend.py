@@ -13,7 +13,12 @@ from tests.faultproxy import FaultProxy
 from tests.servers import free_port, make_request
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import ContextOverflow, InfrastructureError
-from toolcalib.backends.openai import OpenAIBackend, convert_messages, convert_tool
+from toolcalib.backends.openai import (
+    OpenAIBackend,
+    convert_messages,
+    convert_tool,
+    parse_choice,
+)
 from toolcalib.config import ModelSpec
 from toolcalib.records import Emission, Message, ToolCall
 from toolcalib.store import ResponseStore, StoredBackend
@@ -133,14 +138,13 @@ def test_context_overflow_is_reported_as_such(llama_server):
 
 @pytest.mark.slow
 def test_every_fault_is_retried_until_the_real_answer(llama_server, proxy):
-    request = make_request("Name a colour.")
-    (expected,) = backend(llama_server.base_url).generate_batch([request])
     faults = ["429:0", "500", "stall:4", "reset", "truncate", "short"]
     proxy.script(faults)
     made = backend(f"{proxy.url}/v1", timeout_s=2, max_retries=len(faults))
-    (answer,) = made.generate_batch([request])
-    assert answer == expected
+    (answer,) = made.generate_batch([make_request("Name a colour.")])
     assert (proxy.requests, proxy.forwarded) == (len(faults) + 1, 3)
+    ((_, served),) = proxy.exchanges
+    assert answer == parse_choice(json.loads(served), {}, structured=False)
 
 
 @pytest.mark.slow
@@ -171,7 +175,8 @@ def test_exhausted_retries_are_an_error_that_is_never_stored(proxy, tmp_path):
 def test_the_key_reaches_the_server_and_nothing_else(proxy, tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     path = tmp_path / "responses.sqlite"
-    stored = StoredBackend(backend(f"{proxy.url}/v1", api_key_env=KEY_ENV), ResponseStore(path))
+    made = backend(f"{proxy.url}/v1", api_key_env=KEY_ENV, max_concurrency=1)
+    stored = StoredBackend(made, ResponseStore(path))
     proxy.script(["pass", "echo401"])
     ok, refused = stored.generate_batch([make_request("Hi."), make_request("Hello.")])
     assert isinstance(ok, Emission) and isinstance(refused, InfrastructureError)
@@ -195,13 +200,15 @@ def test_store_makes_the_second_identical_run_free(proxy, tmp_path):
 
 
 @pytest.mark.slow
-def test_concurrency_is_bounded_and_answers_keep_request_order(llama_server, proxy):
-    requests = [make_request(f"Say the word {word}.") for word in ("red", "blue", "green", "tea")]
-    expected = backend(llama_server.base_url).generate_batch(requests)
+def test_concurrency_is_bounded_and_answers_keep_request_order(proxy):
+    words = ["red", "blue", "green", "tea"]
     proxy.script(["delay:1.5", "delay:0.5", "pass", "pass"])
     order = []
     made = backend(f"{proxy.url}/v1", max_concurrency=2)
-    answers = made.generate_batch(requests, on_answer=lambda i, _: order.append(i))
-    assert answers == expected
+    answers = made.generate_batch([make_request(f"Say the word {word}.") for word in words],
+                                  on_answer=lambda i, _: order.append(i))
     assert proxy.max_in_flight == 2
     assert order[0] != 0 and sorted(order) == [0, 1, 2, 3]
+    served = {json.loads(sent)["messages"][-1]["content"]: parse_choice(json.loads(got), {}, False)
+              for sent, got in proxy.exchanges}
+    assert answers == [served[f"Say the word {word}."] for word in words]

@@ -17,6 +17,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Trajectory
 
 KEYS = ("model", "variant", "benchmark", "category")
+PLURAL = {"model": "models", "variant": "variants", "benchmark": "benchmarks",
+          "category": "categories"}
 TRIPLES = "results/metrics/triples.csv"
 PER_CASE = "results/metrics/per_case.parquet"
 MANIFEST = "results/manifest.json"
@@ -128,11 +131,12 @@ def _read_lock(root: Path) -> dict[str, dict[str, Any]]:
     path = root / LOCK
     if not path.is_file():
         raise AuditError(
-            f"{LOCK} is missing under {root}: it records every stage's command and hashes; "
-            f"{HINT}, then `dvc commit --force` after a Snakemake run"
+            f"{LOCK} (every stage's command and hashes) is missing under {root}: run "
+            "`dvc repro`, or `snakemake --cores 8` then `dvc commit --force`, first"
         )
-    stages = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("stages") or {}
-    return dict(stages)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    stages = (yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}).get("stages")
+    return dict(stages or {})
 
 
 def _key_text(cell: Sequence[str]) -> str:
@@ -154,26 +158,27 @@ def resolve_metric(name: str, columns: Sequence[str]) -> str:
     return base
 
 
-def _cell_row(triples: pl.DataFrame, cell: tuple[str, str, str, str],
-              metric: str) -> dict[str, Any]:
-    where = pl.lit(True)
+def _cell_row(triples: pl.DataFrame, cell: tuple[str, str, str, str]) -> dict[str, Any]:
+    """The cell's row of the triples; an unknown cell names the valid values."""
+    rows = triples
     for key, value in zip(KEYS, cell, strict=True):
-        where = where & (pl.col(key) == value)
-    rows = triples.filter(where)
-    if rows.height == 1:
-        resolve_metric(metric, triples.columns)
-        return rows.row(0, named=True)
+        narrowed = rows.filter(pl.col(key) == value)
+        if narrowed.height == 0:
+            within = "" if rows is triples else f" (with {_key_text(cell[:KEYS.index(key)])})"
+            options = "; ".join(
+                f"{PLURAL[name]}: "
+                f"{', '.join(sorted(set(triples[name].to_list()), key=natural_key))}"
+                for name in KEYS
+            )
+            raise AuditError(
+                f"no cell {_key_text(cell)} in {TRIPLES}: unknown {key} {value!r}{within}, "
+                f"valid: {', '.join(sorted(set(rows[key].to_list()), key=natural_key))}; "
+                f"{options}; metrics: {', '.join(metrics_of(triples.columns))}"
+            )
+        rows = narrowed
     if rows.height > 1:
         raise AuditError(f"{TRIPLES} has {rows.height} rows for cell {_key_text(cell)}")
-    options = "; ".join(
-        f"{key}s: {', '.join(sorted(set(triples[key].to_list()), key=natural_key))}"
-        for key in KEYS
-    )
-    cells = ", ".join(_key_text(row) for row in triples.select(KEYS).iter_rows())
-    raise AuditError(
-        f"no cell {_key_text(cell)} in {TRIPLES}; {options}; "
-        f"metrics: {', '.join(metrics_of(triples.columns))}; cells: {cells}"
-    )
+    return rows.row(0, named=True)
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -260,14 +265,13 @@ def _release_file(benchmark: str, manifest: dict[str, Any],
     return found[0] if found else None
 
 
-def provenance(root: Path, cell: tuple[str, str, str, str], manifest: dict[str, Any],
+def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[str, Any],
                stages: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every artifact on the cell's path against dvc.lock, and each producing stage."""
     outs: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, stage in stages.items():
         for out in stage.get("outs") or []:
             outs[out["path"]] = (name, out)
-    hashes = _Hashes(root)
     fields = dict(zip(KEYS, cell, strict=True))
     fields["release"] = _release_file(cell[2], manifest, outs) or "<unknown release>"
     recorded_inputs = manifest.get("inputs", {})
@@ -411,7 +415,8 @@ def _class(row: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
                 metric: dict[str, Any]) -> dict[str, Any]:
-    """One case in full: per turn its messages, steps and classes; gold; the verdict."""
+    """One case in full: per turn its messages, steps and classes; gold; the verdict; whether
+    it is in the `metric`'s numerator and denominator (as `recompute` returns them)."""
     fields = dict(zip(KEYS, cell, strict=True))
     paths = {role: template.format(**fields, release="") for role, template in ARTIFACTS
              if role in ("trajectories", "actions", "scores")}
@@ -474,26 +479,52 @@ def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
     }
 
 
-def audit(root: str | Path, model: str, variant: str, benchmark: str, category: str,
-          metric: str, case: str | None = None) -> dict[str, Any]:
-    """The whole audit of one cell's metric as a JSON-ready dict (key order is fixed)."""
+@dataclass
+class Run:
+    """The recorded run an audit reads: tables, manifest, dvc.lock stages, file hashes."""
+
+    root: Path
+    triples: pl.DataFrame
+    per_case: pl.DataFrame
+    manifest: dict[str, Any]
+    stages: dict[str, dict[str, Any]]
+    hashes: _Hashes
+
+
+def load_run(root: str | Path) -> Run:
+    """Read what every audit of the run at `root` needs (raises AuditError when missing)."""
     root = Path(root)
-    cell = (model, variant, benchmark, category)
     triples_path = _require(root, TRIPLES, "the triples table")
     per_case_path = _require(root, PER_CASE, "the per-case table")
     stages = _read_lock(root)
-    triples = pl.read_csv(triples_path, infer_schema_length=None,
-                          schema_overrides=dict.fromkeys(KEYS, pl.String))
-    row = _cell_row(triples, cell, metric)
-    metric = resolve_metric(metric, triples.columns)
-    numbers = recompute(pl.read_parquet(per_case_path), cell, metric, row)
     manifest_path = root / MANIFEST
-    manifest = (json.loads(manifest_path.read_text(encoding="utf-8"))
-                if manifest_path.is_file() else {})
-    chain = provenance(root, cell, manifest, stages)
-    context = run_context(manifest, cell)
+    return Run(
+        root=root,
+        triples=pl.read_csv(triples_path, infer_schema_length=None,
+                            schema_overrides=dict.fromkeys(KEYS, pl.String)),
+        per_case=pl.read_parquet(per_case_path),
+        manifest=(json.loads(manifest_path.read_text(encoding="utf-8"))
+                  if manifest_path.is_file() else {}),
+        stages=stages,
+        hashes=_Hashes(root),
+    )
+
+
+def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, category: str,
+          metric: str, case: str | None = None) -> dict[str, Any]:
+    """The whole audit of one cell's metric as a JSON-ready dict (key order is fixed).
+
+    `run` is a project root or a loaded Run (to audit many cells, hashing each file once).
+    """
+    run = run if isinstance(run, Run) else load_run(run)
+    cell = (model, variant, benchmark, category)
+    row = _cell_row(run.triples, cell)
+    metric = resolve_metric(metric, run.triples.columns)
+    numbers = recompute(run.per_case, cell, metric, row)
+    chain = provenance(run.hashes, cell, run.manifest, run.stages)
+    context = run_context(run.manifest, cell)
     problems = [*numbers["problems"], *chain["problems"]]
-    if manifest and context["model_identity"] is None:
+    if run.manifest and context["model_identity"] is None:
         problems.append(f"model {model} has no identity in {MANIFEST}")
     report: dict[str, Any] = {
         "cell": dict(zip(KEYS, cell, strict=True)),
@@ -503,7 +534,7 @@ def audit(root: str | Path, model: str, variant: str, benchmark: str, category: 
         **context,
     }
     if case is not None:
-        report["case"] = case_detail(root, cell, case, numbers)
+        report["case"] = case_detail(run.root, cell, case, numbers)
     report["ok"] = not problems
     report["problems"] = problems
     return report

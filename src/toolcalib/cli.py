@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", nargs="+", required=True)
     p.add_argument("--out-dir", required=True)
 
+    p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--profiles", nargs="+", required=True)
+    p.add_argument("--out-dir", required=True)
+
     p = sub.add_parser("report", help="the self-contained HTML report (plots, audit anchors)")
     p.add_argument("--metrics-dir", required=True)
     p.add_argument("--validation", default=None, help="classifier validation table (CSV)")

@@ -35,7 +35,8 @@ DEFAULT_METRICS = ("results/metrics/metrics.json",)
 DEFAULT_PLOTS: tuple[str, ...] = ()
 DEFAULT_UNCACHED = ("results/metrics/triples.csv", "results/metrics/triples.md",
                     "results/metrics/confusion.csv", "results/metrics/shift.csv",
-                    "results/manifest.json", "results/report/summary.md")
+                    "results/manifest.json", "results/report/summary.md",
+                    "results/metrics/classifier_*")
 """Small, human-read tables: kept in git (no DVC cache) so diffs show in review."""
 # `{threads}` resolves to min(threads, cores): fixed here so the file does not depend on the host.
 CORES = 64

@@ -19,7 +19,7 @@ from toolcalib.records import Emission, Message, ToolCall
 
 RESULT_CHARS = 400
 """Each observed tool result is quoted up to this many characters in the SRI message."""
-GATE_PROFILE = "paper"
+GATE_PROFILE = "default"
 """The classifier profile that decides whether a halting reply asks the user something."""
 
 

@@ -22,6 +22,7 @@ rule report:
     """One self-contained HTML page: triples, heatmaps, GAR vs Acc, shifts, audit anchors."""
     input:
         metrics=METRICS,
+        validation=VALIDATION,
         code=code("report"),
     output:
         REPORT,
@@ -32,7 +33,8 @@ rule report:
         mem_mb=2000,
         runtime=10,
     shell:
-        "toolcalib report --metrics-dir results/metrics --out-dir results/report 2> {log:q}"
+        "toolcalib report --metrics-dir results/metrics --validation {input.validation[0]:q}"
+        " --out-dir results/report 2> {log:q}"
 
 
 rule manifest:

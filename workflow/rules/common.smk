@@ -89,6 +89,15 @@ METRICS = [
 ]
 
 
+PROFILES = ["paper", "default"]
+PROFILE_CODE = ["classify/paper.py", "classify/default.py", "data/paper_classifier.yaml",
+                "data/default_classifier.yaml"]
+"""Profiles load their cue data and are registered lazily: declared here explicitly."""
+VALIDATION = [
+    "results/metrics/classifier_validation.csv",
+    "results/metrics/classifier_summary.csv",
+    "results/metrics/classifier_validation.md",
+]
 MANIFEST = "results/manifest.json"
 REPORT = ["results/report/index.html", "results/report/summary.md"]
 
@@ -98,4 +107,4 @@ def release_files():
 
 
 def final_targets():
-    return [*METRICS, *REPORT, MANIFEST]
+    return [*METRICS, *VALIDATION, *REPORT, MANIFEST]
