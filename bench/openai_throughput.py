@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--latency", type=float, default=1.0)
-    parser.add_argument("--max-tokens", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=1)
     args = parser.parse_args()
 
     ensure_llama_cpp()

@@ -1,6 +1,6 @@
 """Wall and CPU time of our classify + score + aggregate against BFCL's reference checker.
 
-Run from the repository root (about 2-3 minutes on 2 cores with the defaults):
+Run from the repository root (about 4 minutes on 2 busy cores with the defaults):
 
     python bench/scoring_speed.py [--model always_call|oracle] [--repeat 3] [--workdir DIR]
 
@@ -8,9 +8,12 @@ Run from the repository root (about 2-3 minutes on 2 cores with the defaults):
    `gold` and `generate` produce one reference policy's trajectories for all six BFCL
    categories (1,924 cases); the trajectories are also written as BFCL model-result files
    (per turn, per step: the step's text and its calls rendered by `render_call`).
-2. OURS (timed, whole processes): the workflow's exact commands, one process per stage and
-   category (`classify`, `score`) and one `aggregate` - sequentially, as `snakemake --cores 1`
-   would run them, and with two jobs at a time (`--cores 2`) before the `aggregate`.
+2. OURS (timed, whole processes): the workflow's exact shell commands (through bash, as
+   Snakemake runs them), one process per stage and category (`classify`, `score`) and one
+   `aggregate`: sequentially, as `snakemake --cores 1` would run them, and with two jobs at a
+   time (`--cores 2`) before the `aggregate`. `toolcalib` is resolved two ways: from PATH as
+   is (in this sandbox a pyenv shim: a bash + pyenv launch per process) and directly as this
+   interpreter's console script (what an activated venv gives).
 3. BASELINE (timed, whole process): `bench/bfcl_reference_scorer.py` - BFCL's own
    `multi_turn_checker` imported from the pinned wheel, BFCL's irrelevance rule, and a
    paper-style GAR with the published cue classifier, over the same trajectories.
@@ -55,11 +58,18 @@ PROFILE = "paper"
 q = shlex.quote
 
 
-def run_shell(command: str, cwd: Path) -> None:
+def run_shell(command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
     """One workflow job: Snakemake runs each rule's shell command through bash."""
-    done = subprocess.run(["bash", "-c", command], cwd=cwd)
+    done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env)
     if done.returncode:
         raise SystemExit(f"failed ({done.returncode}): {command}")
+
+
+def direct_env() -> dict[str, str]:
+    """`toolcalib` resolved to this interpreter's console script (as in an activated venv),
+    not through a launcher such as a pyenv shim found earlier on PATH."""
+    bin_dir = str(Path(sys.executable).parent)
+    return dict(os.environ, PATH=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]))
 
 
 def cpu_children() -> float:
@@ -74,13 +84,14 @@ def timed(action: Callable[[], None]) -> tuple[float, float]:
     return time.perf_counter() - start, cpu_children() - cpu
 
 
-def run_jobs(commands: list[str], cwd: Path, cores: int) -> None:
+def run_jobs(commands: list[str], cwd: Path, cores: int,
+             env: dict[str, str] | None = None) -> None:
     if cores == 1:
         for command in commands:
-            run_shell(command, cwd)
+            run_shell(command, cwd, env)
         return
     with ThreadPoolExecutor(cores) as pool:
-        list(pool.map(lambda c: run_shell(c, cwd), commands))
+        list(pool.map(lambda c: run_shell(c, cwd, env), commands))
 
 
 # --- setup (untimed) ---------------------------------------------------------------------
@@ -165,16 +176,16 @@ def output(stage: str, model: str, category: str) -> str:
     return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.parquet"
 
 
-def ours(work: Path, model: str, cores: int) -> None:
+def ours(work: Path, model: str, cores: int, env: dict[str, str] | None = None) -> None:
     jobs, aggregate = our_jobs(work, model)
-    run_jobs(jobs, work, cores)
-    run_shell(aggregate, work)
+    run_jobs(jobs, work, cores, env)
+    run_shell(aggregate, work, env)
 
 
-def baseline(work: Path, model: str, results: Path) -> None:
+def baseline(work: Path, model: str, results: Path, env: dict[str, str]) -> None:
     command = [sys.executable, str(BASELINE), "--wheel", RELEASE, "--results", str(results),
                "--model", model, "--out", "baseline.json"]
-    done = subprocess.run(command, cwd=work, stderr=subprocess.DEVNULL)
+    done = subprocess.run(command, cwd=work, env=env, stderr=subprocess.DEVNULL)
     if done.returncode:
         raise SystemExit(f"baseline failed ({done.returncode}): {shlex.join(command)}")
 
@@ -227,24 +238,40 @@ def gar_table(work: Path) -> str:
 
 # --- start-up floor -----------------------------------------------------------------------
 
-def startup_floor(work: Path, repeat: int) -> dict[str, float]:
-    """Median wall time of a process that only imports what each stage imports, and exits."""
+def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) of a process that only imports what each stage imports, and exits."""
     probes = {
-        "python (bare)": "pass",
-        "classify imports": "import toolcalib.cli, toolcalib.stages.classify,"
-                            " toolcalib.classify.profiles",
-        "score imports": "import toolcalib.cli, toolcalib.stages.score, toolcalib.benchmarks.bfcl",
-        "aggregate imports": "import toolcalib.cli, toolcalib.stages.aggregate",
-        "baseline imports": f"import sys, json, re, zipfile, yaml;"
-                            f" sys.path.append({str(work / RELEASE)!r});"
-                            " import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker",
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "toolcalib classify --help (PATH)": ["toolcalib", "classify", "--help"],
+        "toolcalib classify --help (direct)": [str(Path(sys.executable).parent / "toolcalib"),
+                                               "classify", "--help"],
+        "classify imports": [sys.executable, "-c", "import toolcalib.cli,"
+                             " toolcalib.stages.classify, toolcalib.classify.profiles"],
+        "score imports": [sys.executable, "-c", "import toolcalib.cli, toolcalib.stages.score,"
+                          " toolcalib.benchmarks.bfcl"],
+        "aggregate imports": [sys.executable, "-c",
+                              "import toolcalib.cli, toolcalib.stages.aggregate"],
+        "baseline imports": [sys.executable, "-c", "import sys, json, re, zipfile, yaml;"
+                             f" sys.path.append({str(work / RELEASE)!r}); import"
+                             " bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"],
     }
     floor = {}
-    for name, code in probes.items():
-        walls = [timed(lambda c=code: subprocess.run([sys.executable, "-c", c], check=True))[0]
-                 for _ in range(repeat)]
-        floor[name] = statistics.median(walls)
+    for name, argv in probes.items():
+        runs = [timed(lambda a=argv: subprocess.run(a, check=True, stdout=subprocess.DEVNULL))
+                for _ in range(repeat)]
+        floor[name] = (statistics.median(r[0] for r in runs),
+                       statistics.median(r[1] for r in runs))
     return floor
+
+
+CONTENDERS = {
+    "baseline": "BASELINE  BFCL checker + paper GAR, 1 process",
+    "ours_1": "OURS      13 processes, 1 at a time, PATH",
+    "ours_1_direct": "OURS      13 processes, 1 at a time, direct",
+    "ours_2_direct": "OURS      13 processes, 2 at a time, direct",
+}
+"""`PATH`: `toolcalib` as the shell finds it (here a pyenv shim, which costs a bash + pyenv
+launch per process); `direct`: the interpreter's own console script (as in an activated venv)."""
 
 
 def main() -> None:
@@ -259,6 +286,7 @@ def main() -> None:
     model = f"policy-{args.model}"
     work = Path(args.workdir or tempfile.mkdtemp(prefix="scoring_speed_")).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    load = [os.getloadavg()[0]]
     try:
         print(f"setup in {work}: normalize, gold, generate ({model}), BFCL result files",
               flush=True)
@@ -269,16 +297,19 @@ def main() -> None:
         print(f"setup done in {time.perf_counter() - start:.1f} s: {n} cases"
               f" (gold stage {info['gold_stage_wall_s']:.1f} s, once per benchmark)", flush=True)
 
-        runs: dict[str, list[tuple[float, float]]] = {"baseline": [], "ours_1": [], "ours_2": []}
-        contenders = {"baseline": lambda: baseline(work, model, results),
-                      "ours_1": lambda: ours(work, model, 1),
-                      "ours_2": lambda: ours(work, model, 2)}
+        direct = direct_env()
+        actions = {"baseline": lambda: baseline(work, model, results, direct),
+                   "ours_1": lambda: ours(work, model, 1),
+                   "ours_1_direct": lambda: ours(work, model, 1, direct),
+                   "ours_2_direct": lambda: ours(work, model, 2, direct)}
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
+        names = list(actions)
         for r in range(args.repeat):
-            order = list(contenders)[r % 3:] + list(contenders)[: r % 3]  # rotate: no order bias
-            for name in order:
-                runs[name].append(timed(contenders[name]))
+            for name in names[r % len(names):] + names[: r % len(names)]:  # rotate the order
+                runs[name].append(timed(actions[name]))
             print(f"run {r + 1}/{args.repeat}: " + ", ".join(
-                f"{name} {runs[name][-1][0]:.2f} s" for name in contenders), flush=True)
+                f"{name} {runs[name][-1][0]:.2f} s" for name in actions), flush=True)
+        load.append(os.getloadavg()[0])
 
         problems = compare(work, model)
         gar = gar_table(work)
@@ -292,21 +323,23 @@ def main() -> None:
 
     base_wall, base_cpu = med("baseline", 0), med("baseline", 1)
     figures = {"model": model, "cases": n, "repeat": args.repeat, "cpus": os.cpu_count(),
-               "baseline_wall_s": base_wall, "baseline_cpu_s": base_cpu, **info,
-               "startup_floor_s": floor, "identical": not problems}
-    print(f"\n{model}, {n} cases, median of {args.repeat} runs ({os.cpu_count()} CPUs):")
-    print(f"  BASELINE  BFCL checker + paper GAR, 1 process     wall {base_wall:6.2f} s"
-          f"  CPU {base_cpu:6.2f} s")
-    for cores in (1, 2):
-        wall, cpu = med(f"ours_{cores}", 0), med(f"ours_{cores}", 1)
-        figures[f"ours_{cores}core_wall_s"], figures[f"ours_{cores}core_cpu_s"] = wall, cpu
-        figures[f"ratio_{cores}core_wall"] = base_wall / wall
-        figures[f"ratio_{cores}core_cpu"] = base_cpu / cpu
-        print(f"  OURS      13 processes, {cores} at a time            wall {wall:6.2f} s"
-              f"  CPU {cpu:6.2f} s   ratio baseline/ours: wall {base_wall / wall:.2f},"
-              f" CPU {base_cpu / cpu:.2f}")
-    print("  start-up floor per process (interpreter + imports, median of 3): " + ", ".join(
-        f"{name} {seconds:.2f} s" for name, seconds in floor.items()))
+               "load_average_1min": load, **info, "identical": not problems,
+               "startup_floor_wall_cpu_s": floor}
+    print(f"\n{model}, {n} cases, median of {args.repeat} runs; {os.cpu_count()} CPUs,"
+          f" 1-min load average {load[0]:.1f} before, {load[1]:.1f} after")
+    print(f"{'':<48}{'wall s':>8}{'CPU s':>8}   baseline/ours: wall   CPU")
+    for name, label in CONTENDERS.items():
+        wall, cpu = med(name, 0), med(name, 1)
+        figures[f"{name}_wall_s"], figures[f"{name}_cpu_s"] = wall, cpu
+        line = f"{label:<48}{wall:8.2f}{cpu:8.2f}"
+        if name != "baseline":
+            figures[f"ratio_{name}_wall"] = base_wall / wall
+            figures[f"ratio_{name}_cpu"] = base_cpu / cpu
+            line += f"{base_wall / wall:>22.3f}{base_cpu / cpu:6.3f}"
+        print(line)
+    print("one process that starts and exits (median of 3):")
+    for name, (wall, cpu) in floor.items():
+        print(f"  {name:<46}{wall:8.2f}{cpu:8.2f}")
     if problems:
         print(f"\nDIFFERENCES ({len(problems)}):\n  " + "\n  ".join(problems[:20]))
     else:

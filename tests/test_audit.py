@@ -5,6 +5,7 @@ unknown cells or missing artifacts give errors that say what exists and what to 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -194,7 +195,7 @@ def test_text_and_json_reports(run: Path, capsys: pytest.CaptureFixture) -> None
     assert "acc_without_gold = 3" in text and "MATCHES the table" in text
     assert "irrelevance_0 irrelevance_1 irrelevance_2" in text
     assert "toolcalib generate --model-spec" in text and "toolcalib score" in text
-    assert '"policy": "never_call"' in text and "limit=3 classifier=paper" in text
+    assert '"policy": "never_call"' in text and "limit=3 classifier=" in text
     assert "audit: OK" in text
 
     assert main_audit([*cell, "acc", "--root", str(run), "--json"]) == 0
@@ -218,7 +219,7 @@ def test_case_replay_shows_messages_classes_and_verdict(
     assert main_audit([*cell, "gar", "--root", str(run), "--case", "multi_turn_miss_param_0"]) == 0
     text = capsys.readouterr().out
     assert "gold class ask at gold turn" in text and "verdict: PASSED" in text
-    assert "class ask  rule paper:ask:question_mark" in text and "<- GOLD TURN" in text
+    assert re.search(r"turn 3  gold ask  class ask  rule \w+:ask:\S+ .*<- GOLD TURN", text)
     assert "call cd(" in text and "rule structured" in text and "user: " in text
 
     cell = ["policy-never_call", "sri", "bfcl", "multi_turn_base"]

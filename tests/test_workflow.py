@@ -44,8 +44,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(source, root / name, ignore=ignore)
         else:
             shutil.copy2(source, root / name)
-    (root / "tests" / "data").mkdir(parents=True)
-    shutil.copy2(ROOT / TINY, root / TINY)
+    shutil.copytree(ROOT / "tests" / "data", root / "tests" / "data")
     (root / ".gitignore").write_text(".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n")
     sh("git", "init", "-q", cwd=root)
     sh("git", "add", "-A", cwd=root)

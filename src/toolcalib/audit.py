@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 import yaml
+from pydantic import ValidationError
 
 from toolcalib.jsonio import sha256_file
 from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
@@ -356,7 +357,11 @@ def _read_trajectory(path: Path, case_id: str) -> tuple[Trajectory | None, list[
                 continue
             seen.append(json.loads(line).get("case_id"))
             if seen[-1] == case_id:
-                return Trajectory.model_validate_json(line), seen
+                try:
+                    return Trajectory.model_validate_json(line), seen
+                except ValidationError as error:
+                    raise AuditError(f"{path}:{len(seen)}: not a trajectory record of this "
+                                     f"toolcalib version: {error}") from error
     return None, seen
 
 

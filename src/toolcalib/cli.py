@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trajectories", nargs="+", required=True)
     p.add_argument("--out", required=True)
 
+    sub.add_parser("audit", add_help=False,
+                   help="where a number of triples.csv comes from: recompute it, check "
+                        "artifacts against dvc.lock; --case ID shows one case")
     sub.add_parser("dvc-sync", add_help=False,
                    help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
     return parser
@@ -101,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         from toolcalib.dvcsync import main_dvc_sync
 
         return main_dvc_sync(argv[1:])
+    if argv[:1] == ["audit"]:
+        from toolcalib.audit import main_audit
+
+        return main_audit(argv[1:])
     args = vars(build_parser().parse_args(argv))
     command = args.pop("command").replace("-", "_")
     try:

@@ -15,29 +15,36 @@ class FetchError(RuntimeError):
     """The release could not be fetched or is not the pinned one; no output was left."""
 
 
+def download(requirement: str, dest: str | Path) -> Path:
+    """Download the pinned `requirement` (no dependencies, binary only) into the empty folder
+    `dest` with the package manager; return the one file it fetched (not yet verified)."""
+    if "==" not in requirement:
+        raise FetchError(f"requirement '{requirement}' is not pinned with '=='")
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--disable-pip-version-check", "--quiet", "-d", str(dest), requirement]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise FetchError(f"could not fetch {requirement}: pip exited {done.returncode}: "
+                         f"{done.stderr.strip()[-2000:]}")
+    files = sorted(Path(dest).iterdir())
+    if len(files) != 1:
+        raise FetchError(f"expected one file for {requirement}, got {[f.name for f in files]}")
+    return files[0]
+
+
 def fetch_package(requirement: str, sha256: str, out: str | Path) -> Path:
     """Download `requirement` (e.g. 'bfcl-eval==2026.3.23') without its dependencies into a
     scratch folder, check the single file's sha256, then move it to `out` atomically."""
     out = Path(out)
-    if "==" not in requirement:
-        raise FetchError(f"requirement '{requirement}' is not pinned with '=='")
     with tempfile.TemporaryDirectory(dir=out.parent if out.parent.exists() else None) as scratch:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "--disable-pip-version-check", "--quiet", "-d", scratch, requirement]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise FetchError(f"could not fetch {requirement}: pip exited {done.returncode}: "
-                             f"{done.stderr.strip()[-2000:]}")
-        files = sorted(Path(scratch).iterdir())
-        if len(files) != 1:
-            raise FetchError(f"expected one file for {requirement}, got {[f.name for f in files]}")
-        actual = sha256_file(files[0])
+        fetched = download(requirement, scratch)
+        actual = sha256_file(fetched)
         if actual != sha256:
-            raise FetchError(f"sha256 mismatch for {requirement} ({files[0].name}): "
+            raise FetchError(f"sha256 mismatch for {requirement} ({fetched.name}): "
                              f"expected {sha256}, got {actual}; nothing was kept")
-        if files[0].name != out.name:
-            raise FetchError(f"{requirement} fetched as {files[0].name}, config expects {out.name}")
+        if fetched.name != out.name:
+            raise FetchError(f"{requirement} fetched as {fetched.name}, config expects {out.name}")
         out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(files[0]), out.with_name(f".{out.name}.part"))
+        shutil.move(str(fetched), out.with_name(f".{out.name}.part"))
         out.with_name(f".{out.name}.part").replace(out)
     return out
