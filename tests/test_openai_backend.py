@@ -162,7 +162,7 @@ def test_retry_after_is_honoured(proxy):
 def test_exhausted_retries_are_an_error_that_is_never_stored(proxy, tmp_path):
     proxy.script(["500", "429:0", "reset"])
     stored = StoredBackend(backend(f"{proxy.url}/v1", max_retries=2),
-                           ResponseStore(tmp_path / "responses.sqlite"))
+                           ResponseStore(tmp_path / "store"))
     (answer,) = stored.generate_batch([make_request("Hi.")])
     assert isinstance(answer, InfrastructureError) and not isinstance(answer, ContextOverflow)
     assert "gave up after 3 attempts; last: connection error" in str(answer)
@@ -174,7 +174,7 @@ def test_exhausted_retries_are_an_error_that_is_never_stored(proxy, tmp_path):
 @pytest.mark.slow
 def test_the_key_reaches_the_server_and_nothing_else(proxy, tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "store"
     made = backend(f"{proxy.url}/v1", api_key_env=KEY_ENV, max_concurrency=1)
     stored = StoredBackend(made, ResponseStore(path))
     proxy.script(["pass", "echo401"])
@@ -184,13 +184,13 @@ def test_the_key_reaches_the_server_and_nothing_else(proxy, tmp_path, monkeypatc
     assert "HTTP 401" in str(refused) and "Bearer ***" in str(refused)
     assert SECRET not in str(refused) and SECRET not in json.dumps(stored.identity())
     stored.store.close()
-    assert not any(SECRET.encode() in p.read_bytes() for p in tmp_path.iterdir())
+    assert not any(SECRET.encode() in p.read_bytes() for p in path.iterdir())
 
 
 @pytest.mark.slow
 def test_store_makes_the_second_identical_run_free(proxy, tmp_path):
     requests = [make_request(f"Count to {n}.") for n in range(3)]
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "store"
     first = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
     answers = first.generate_batch(requests)
     assert proxy.requests == 3 and len(first.store) == 3

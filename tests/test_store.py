@@ -9,13 +9,14 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from contextlib import closing
 
 import pytest
 
 from tests.servers import make_request
 from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.records import Emission, Message
-from toolcalib.store import ResponseStore, StoredBackend, request_key
+from toolcalib.store import FILE, ResponseStore, StoredBackend, request_key
 
 TOOL = {"name": "cd", "description": "Change directory.",
         "parameters": {"type": "dict", "properties": {"folder": {"type": "string"}},
@@ -68,7 +69,7 @@ class StreamingBackend(EchoBackend):
 
 @pytest.fixture
 def store(tmp_path):
-    store = ResponseStore(tmp_path / "responses.sqlite")
+    store = ResponseStore(tmp_path / "store")
     yield store
     store.close()
 
@@ -113,7 +114,7 @@ def test_failures_are_returned_never_stored_and_retried_next_run(store):
 
 
 def test_answers_are_committed_as_they_arrive(tmp_path):
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "store"
     backend = StoredBackend(StreamingBackend(crash_after=2), ResponseStore(path))
     with pytest.raises(RuntimeError, match="backend died"):
         backend.generate_batch([make_request(f"q{i}") for i in range(4)])
@@ -163,7 +164,7 @@ WRITER = textwrap.dedent("""
 
 
 def test_sigkill_midway_loses_no_committed_answer(tmp_path):
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "store"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)],
                               stdout=subprocess.PIPE, text=True)
     committed = []
@@ -177,7 +178,7 @@ def test_sigkill_midway_loses_no_committed_answer(tmp_path):
     writer.stdout.close()
     assert writer.returncode == -signal.SIGKILL
 
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path / FILE)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     store = ResponseStore(path)
     assert len(store) >= len(committed)

@@ -1,12 +1,13 @@
 """The persistent response store every cacheable backend call goes through.
 
-One SQLite file in WAL mode. A request's key is the sha256 of the canonical JSON of its four
-component hashes: the backend's `identity()` (model, revision, weights hash, sampling), the
-request's generation `params`, its `messages` and its `tools` (never the case, turn or step).
-Each answered request is one row, committed as soon as its answer arrives, so a run killed at
-any moment keeps every answer it received; failures (InfrastructureError) are never stored.
-The components themselves are kept once each in a content-addressed `blobs` table, so every
-stored answer can be traced back to the exact request, and `explain` can say why a key missed.
+One SQLite file (`responses.sqlite` in the store folder) in WAL mode. A request's key is the
+sha256 of the canonical JSON of its four component hashes: the backend's `identity()` (model,
+revision, weights hash, sampling), the request's generation `params`, its `messages` and its
+`tools` (never the case, turn or step). Each answered request is one row, committed as soon as
+its answer arrives, so a run killed at any moment keeps every answer it received; failures
+(InfrastructureError) are never stored. The components themselves are kept once each in a
+content-addressed `blobs` table, so every stored answer can be traced back to the exact
+request, and `explain` can say why a key missed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from toolcalib.jsonio import dumps, sha256_bytes
 from toolcalib.records import Emission, Message
 
 FORMAT = "1"
+FILE = "responses.sqlite"
 COMPONENTS = ("identity", "params", "tools", "messages")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -56,7 +59,7 @@ class RequestKey:
     tools: list[dict[str, Any]]
     messages: list[dict[str, Any]]
 
-    @property
+    @cached_property
     def message_hashes(self) -> list[str]:
         return [_sha(message) for message in self.messages]
 
@@ -73,11 +76,11 @@ def request_key(identity: dict[str, Any], messages: list[Message], tools: list[d
 
 
 class ResponseStore:
-    """Answers by request key in one SQLite file; safe for several processes at once."""
+    """Answers by request key in a folder's SQLite file; safe for several processes at once."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, folder: str | Path):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self.path = Path(folder) / FILE
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None,
                                    check_same_thread=False)

@@ -250,8 +250,8 @@ class OpenAIBackend:
                 if status == 200:
                     try:
                         emission = parse_choice(response.json(), names, structured)
-                    except (ValueError, KeyError, IndexError, TypeError, ValidationError):
-                        cause = f"invalid response body ({len(response.content)} bytes)"
+                    except (ValueError, KeyError, IndexError, TypeError):
+                        cause = f"invalid response body: {response.text[:EXCERPT]}"
                     else:
                         return self._check_context(emission)
                 elif status == 400 and CONTEXT_EXCEEDED.search(response.text):
