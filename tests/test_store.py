@@ -188,3 +188,11 @@ def test_sigkill_midway_loses_no_committed_answer(tmp_path):
     store.put(extra, Emission(text="still writable"))
     assert store.get(extra.key).text == "still writable"
     store.close()
+
+
+def test_misses_are_explained_when_the_store_had_other_answers(store):
+    StoredBackend(EchoBackend("echo-1"), store).generate_batch([make_request("q")])
+    rerun = StoredBackend(EchoBackend("echo-2"), store, explain_misses=1)
+    rerun.generate_batch([make_request("q"), make_request("r")])
+    assert len(rerun.explanations) == 1
+    assert "identity differs" in rerun.explanations[0] and "echo-2" in rerun.explanations[0]

@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", required=True)
     p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
     p.add_argument("--store", default=None, help="response store folder (cacheable backends)")
+    p.add_argument("--explain-misses", type=int, default=3,
+                   help="log why the first N store misses missed (which key part differs)")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("classify", help="action class per emission and per turn")

@@ -220,8 +220,11 @@ class StoredBackend:
     `on_answer(index, answer)` argument of its `generate_batch`, else when the batch returns).
     """
 
-    def __init__(self, inner: Backend, store: ResponseStore):
+    def __init__(self, inner: Backend, store: ResponseStore, explain_misses: int = 0):
         self.inner = inner
+        self.explain_misses = explain_misses
+        self.explanations: list[str] = []
+        """Why the first `explain_misses` misses missed, when the store had other answers."""
         self.store = store
         self.name = inner.name
         self.cacheable = inner.cacheable
@@ -246,6 +249,9 @@ class StoredBackend:
         self.misses += len(missing)
         if not missing:
             return answers  # type: ignore[return-value]
+        for i in missing[: max(self.explain_misses - len(self.explanations), 0)]:
+            if len(self.store):
+                self.explanations.append(self.store.explain(keys[i]))
 
         def commit(index: int, answer: Answer) -> None:
             if isinstance(answer, Emission):

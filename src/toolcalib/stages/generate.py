@@ -19,13 +19,13 @@ from toolcalib.variants import get_variant
 
 
 def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
-        limit: int | None = None, store: str | None = None) -> None:
+        limit: int | None = None, store: str | None = None, explain_misses: int = 3) -> None:
     spec = parse_model_spec(model_spec)
     backend = make_backend(spec)
     if backend.cacheable:
         if store is None:
             raise ValueError(f"model '{spec.name}': a response store (--store) is required")
-        backend = StoredBackend(backend, ResponseStore(store))
+        backend = StoredBackend(backend, ResponseStore(store), explain_misses=explain_misses)
     context = get_variant(variant)
     bench = get_benchmark(benchmark)
     selected = read_records(cases, Case)[:limit]
@@ -39,4 +39,6 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     if isinstance(backend, StoredBackend):
         log(f"{label}: {backend.misses} model calls, {backend.hits} answers from the store, "
             f"{backend.errors} failed requests (not stored)")
+        for text in backend.explanations:
+            log(f"store miss: {text}")
     log(f"{label}: {len(trajectories)} trajectories -> {out}")
