@@ -11,9 +11,9 @@ Run from the repository root (about 4 minutes on 2 busy cores with the defaults)
 2. OURS (timed, whole processes): the workflow's exact shell commands (through bash, as
    Snakemake runs them), one process per stage and category (`classify`, `score`) and one
    `aggregate`: sequentially, as `snakemake --cores 1` would run them, and with two jobs at a
-   time (`--cores 2`) before the `aggregate`. `toolcalib` is resolved two ways: from PATH as
-   is (in this sandbox a pyenv shim: a bash + pyenv launch per process) and directly as this
-   interpreter's console script (what an activated venv gives).
+   time (`--cores 2`) before the `aggregate`. `toolcalib` is whatever PATH gives this
+   interpreter (a venv's or pyenv's console script; a pyenv-launched interpreter puts its own
+   bin folder first, so no shim is involved).
 3. BASELINE (timed, whole process): `bench/bfcl_reference_scorer.py` - BFCL's own
    `multi_turn_checker` imported from the pinned wheel, BFCL's irrelevance rule, and a
    paper-style GAR with the published cue classifier, over the same trajectories.
@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -58,18 +59,11 @@ PROFILE = "paper"
 q = shlex.quote
 
 
-def run_shell(command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+def run_shell(command: str, cwd: Path) -> None:
     """One workflow job: Snakemake runs each rule's shell command through bash."""
-    done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env)
+    done = subprocess.run(["bash", "-c", command], cwd=cwd)
     if done.returncode:
         raise SystemExit(f"failed ({done.returncode}): {command}")
-
-
-def direct_env() -> dict[str, str]:
-    """`toolcalib` resolved to this interpreter's console script (as in an activated venv),
-    not through a launcher such as a pyenv shim found earlier on PATH."""
-    bin_dir = str(Path(sys.executable).parent)
-    return dict(os.environ, PATH=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]))
 
 
 def cpu_children() -> float:
@@ -84,14 +78,13 @@ def timed(action: Callable[[], None]) -> tuple[float, float]:
     return time.perf_counter() - start, cpu_children() - cpu
 
 
-def run_jobs(commands: list[str], cwd: Path, cores: int,
-             env: dict[str, str] | None = None) -> None:
+def run_jobs(commands: list[str], cwd: Path, cores: int) -> None:
     if cores == 1:
         for command in commands:
-            run_shell(command, cwd, env)
+            run_shell(command, cwd)
         return
     with ThreadPoolExecutor(cores) as pool:
-        list(pool.map(lambda c: run_shell(c, cwd, env), commands))
+        list(pool.map(lambda c: run_shell(c, cwd), commands))
 
 
 # --- setup (untimed) ---------------------------------------------------------------------
@@ -152,12 +145,12 @@ def write_bfcl_results(work: Path, model: str) -> Path:
 
 # --- the two timed contenders -------------------------------------------------------------
 
-def our_jobs(work: Path, model: str) -> tuple[list[str], str]:
+def our_jobs(work: Path, model: str, profile: str = PROFILE) -> tuple[list[str], str]:
     """The classify and score jobs (workflow rules' shell commands), then the aggregate one."""
     jobs = []
     for c in CATEGORIES:
         cases, traj = f"results/cases/bfcl/{c}.jsonl", trajectories(model, c)
-        jobs.append(f"toolcalib classify --profile {PROFILE} --cases {q(cases)}"
+        jobs.append(f"toolcalib classify --profile {profile} --cases {q(cases)}"
                     f" --trajectories {q(traj)}"
                     f" --out {q(output('actions', model, c))} 2> {q(log(work, 'classify', c))}")
         jobs.append(f"toolcalib score --benchmark bfcl --cases {q(cases)}"
@@ -176,16 +169,16 @@ def output(stage: str, model: str, category: str) -> str:
     return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.parquet"
 
 
-def ours(work: Path, model: str, cores: int, env: dict[str, str] | None = None) -> None:
-    jobs, aggregate = our_jobs(work, model)
-    run_jobs(jobs, work, cores, env)
-    run_shell(aggregate, work, env)
+def ours(work: Path, model: str, cores: int, profile: str) -> None:
+    jobs, aggregate = our_jobs(work, model, profile)
+    run_jobs(jobs, work, cores)
+    run_shell(aggregate, work)
 
 
-def baseline(work: Path, model: str, results: Path, env: dict[str, str]) -> None:
+def baseline(work: Path, model: str, results: Path) -> None:
     command = [sys.executable, str(BASELINE), "--wheel", RELEASE, "--results", str(results),
                "--model", model, "--out", "baseline.json"]
-    done = subprocess.run(command, cwd=work, env=env, stderr=subprocess.DEVNULL)
+    done = subprocess.run(command, cwd=work, stderr=subprocess.DEVNULL)
     if done.returncode:
         raise SystemExit(f"baseline failed ({done.returncode}): {shlex.join(command)}")
 
@@ -224,6 +217,26 @@ def compare(work: Path, model: str) -> list[str]:
     return problems
 
 
+def moved_roots(work: Path) -> list[str]:
+    """Cases whose GorillaFileSystem root (BFCL: the first key of `root`) changed in our case
+    files: normalize writes canonical JSON with sorted keys, so dict order is not kept."""
+    wheel = zipfile.ZipFile(work / RELEASE)
+    moved = []
+    for c in CATEGORIES[:4]:
+        theirs = {}
+        for line in wheel.read(f"bfcl_eval/data/BFCL_v4_{c}.json").decode().splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                theirs[entry["id"]] = entry["initial_config"]
+        for line in (work / f"results/cases/bfcl/{c}.jsonl").read_text("utf-8").splitlines():
+            case = json.loads(line)
+            ours_root = case["environment"]["initial_config"].get("GorillaFileSystem", {})
+            their_root = theirs[case["id"]].get("GorillaFileSystem", {})
+            if list(ours_root.get("root", {}))[:1] != list(their_root.get("root", {}))[:1]:
+                moved.append(case["id"])
+    return moved
+
+
 def gar_table(work: Path) -> str:
     theirs = json.loads((work / "baseline.json").read_text())["gar"]
     triples = pl.read_csv(work / "results/metrics/triples.csv")
@@ -242,9 +255,7 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
     """Median (wall, CPU) of a process that only imports what each stage imports, and exits."""
     probes = {
         "python -c pass": [sys.executable, "-c", "pass"],
-        "toolcalib classify --help (PATH)": ["toolcalib", "classify", "--help"],
-        "toolcalib classify --help (direct)": [str(Path(sys.executable).parent / "toolcalib"),
-                                               "classify", "--help"],
+        "toolcalib classify --help": ["toolcalib", "classify", "--help"],
         "classify imports": [sys.executable, "-c", "import toolcalib.cli,"
                              " toolcalib.stages.classify, toolcalib.classify.profiles"],
         "score imports": [sys.executable, "-c", "import toolcalib.cli, toolcalib.stages.score,"
@@ -266,18 +277,18 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
 
 CONTENDERS = {
     "baseline": "BASELINE  BFCL checker + paper GAR, 1 process",
-    "ours_1": "OURS      13 processes, 1 at a time, PATH",
-    "ours_1_direct": "OURS      13 processes, 1 at a time, direct",
-    "ours_2_direct": "OURS      13 processes, 2 at a time, direct",
+    "ours_1": "OURS      13 processes, 1 at a time",
+    "ours_2": "OURS      13 processes, 2 at a time",
 }
-"""`PATH`: `toolcalib` as the shell finds it (here a pyenv shim, which costs a bash + pyenv
-launch per process); `direct`: the interpreter's own console script (as in an activated venv)."""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="always_call", choices=("always_call", "oracle"),
                         help="the reference policy whose trajectories are scored")
+    parser.add_argument("--profile", default=PROFILE,
+                        help="classifier profile our classify runs (config `classifier`); the"
+                        " GAR check compares with the published rules, i.e. `paper`")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each contender")
     parser.add_argument("--workdir", default=None, help="keep the run here (default: a temp dir)")
     parser.add_argument("--json", default=None, help="also write the figures here")
@@ -297,11 +308,9 @@ def main() -> None:
         print(f"setup done in {time.perf_counter() - start:.1f} s: {n} cases"
               f" (gold stage {info['gold_stage_wall_s']:.1f} s, once per benchmark)", flush=True)
 
-        direct = direct_env()
-        actions = {"baseline": lambda: baseline(work, model, results, direct),
-                   "ours_1": lambda: ours(work, model, 1),
-                   "ours_1_direct": lambda: ours(work, model, 1, direct),
-                   "ours_2_direct": lambda: ours(work, model, 2, direct)}
+        actions = {"baseline": lambda: baseline(work, model, results),
+                   "ours_1": lambda: ours(work, model, 1, args.profile),
+                   "ours_2": lambda: ours(work, model, 2, args.profile)}
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
         names = list(actions)
         for r in range(args.repeat):
@@ -312,6 +321,7 @@ def main() -> None:
         load.append(os.getloadavg()[0])
 
         problems = compare(work, model)
+        moved = moved_roots(work)
         gar = gar_table(work)
         floor = startup_floor(work, 3)
     finally:
@@ -322,10 +332,11 @@ def main() -> None:
         return statistics.median(run[i] for run in runs[name])
 
     base_wall, base_cpu = med("baseline", 0), med("baseline", 1)
-    figures = {"model": model, "cases": n, "repeat": args.repeat, "cpus": os.cpu_count(),
-               "load_average_1min": load, **info, "identical": not problems,
+    figures = {"model": model, "profile": args.profile, "cases": n, "repeat": args.repeat,
+               "cpus": os.cpu_count(), "load_average_1min": load, **info, "identical": not problems,
                "startup_floor_wall_cpu_s": floor}
-    print(f"\n{model}, {n} cases, median of {args.repeat} runs; {os.cpu_count()} CPUs,"
+    print(f"\n{model}, profile {args.profile}, {n} cases, median of {args.repeat} runs;"
+          f" {os.cpu_count()} CPUs,"
           f" 1-min load average {load[0]:.1f} before, {load[1]:.1f} after")
     print(f"{'':<48}{'wall s':>8}{'CPU s':>8}   baseline/ours: wall   CPU")
     for name, label in CONTENDERS.items():
@@ -342,8 +353,13 @@ def main() -> None:
         print(f"  {name:<46}{wall:8.2f}{cpu:8.2f}")
     if problems:
         print(f"\nDIFFERENCES ({len(problems)}):\n  " + "\n  ".join(problems[:20]))
+        if moved:
+            print(f"  cases whose file-system root folder differs from BFCL's after normalize"
+                  f" (initial_config key order not kept; BFCL's GorillaFileSystem takes the"
+                  f" first key of `root`): {', '.join(moved)}")
     else:
-        print(f"\nverdicts identical on all {n} cases; GAR identical per category:")
+        print(f"\nverdicts identical on all {n} cases; GAR identical per category.")
+    print("GAR per category (ours: emission union as published, and turn union):")
     print(gar)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")

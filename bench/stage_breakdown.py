@@ -1,6 +1,7 @@
 """Where our classify / score / aggregate processes spend their CPU time.
 
-    python bench/stage_breakdown.py --workdir DIR [--model always_call|oracle] [--pycache DIR]
+    python bench/stage_breakdown.py --workdir DIR [--model always_call|oracle] [--profile P]
+                                    [--pycache DIR]
 
 DIR is a run kept by `python bench/scoring_speed.py --workdir DIR` (same --model). Each of the
 13 workflow jobs runs once more, as its own process, through a thin wrapper that splits the
@@ -83,6 +84,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--model", default="always_call", choices=("always_call", "oracle"))
+    parser.add_argument("--profile", default="paper", help="classifier profile for classify")
     parser.add_argument("--pycache", default=None, help="keep bytecode here (PYTHONPYCACHEPREFIX)")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
@@ -93,7 +95,7 @@ def main() -> None:
     if args.pycache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(Path(args.pycache).resolve())
-    jobs, aggregate = our_jobs(work, f"policy-{args.model}")
+    jobs, aggregate = our_jobs(work, f"policy-{args.model}", args.profile)
     rows = []
     for command in [*jobs, aggregate]:
         argv = shlex.split(command.split(" 2> ")[0])[1:]  # drop `toolcalib` and the log

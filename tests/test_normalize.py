@@ -122,3 +122,26 @@ def test_malformed_single_turn_line():
     with pytest.raises(InputError, match=r"^i.json:1: field 'function\[0\].name'"):
         normalize_single_turn("irrelevance", [(1, bad)], file="i.json", artifact="w",
                               artifact_sha256="0" * 64)
+
+
+def test_source_order_survives_the_round_trip(bfcl_release, tmp_path):
+    """Key order carries meaning in BFCL data: the file system roots at the first key of
+    `initial_config`, and positional arguments are named by a doc's property order."""
+    from toolcalib.jsonio import read_records, write_jsonl
+    from toolcalib.records import Case
+
+    raw = {}
+    for _, text in bfcl_release.read_lines("BFCL_v4_multi_turn_base.json"):
+        entry = json.loads(text)
+        raw[entry["id"]] = entry
+    cases = load_cases(bfcl_release, "multi_turn_base")
+    write_jsonl(tmp_path / "cases.jsonl", cases)
+    for case in read_records(tmp_path / "cases.jsonl", Case):
+        config = raw[case.id]["initial_config"]
+        assert json.dumps(case.environment["initial_config"]) == json.dumps(config)
+    first = read_records(tmp_path / "cases.jsonl", Case)[0]
+    docs = {d["name"]: d for d in bfcl_release.func_docs("GorillaFileSystem")}
+    for doc in first.tools:
+        if doc["name"] in docs:
+            assert list(doc["parameters"]["properties"]) == list(
+                docs[doc["name"]]["parameters"]["properties"])

@@ -19,9 +19,13 @@ class InputError(ValueError):
 
 
 def dumps(obj: Any) -> str:
-    """One canonical JSON text: sorted keys, no spaces, UTF-8 characters kept."""
+    """One canonical JSON text: no spaces, UTF-8 characters kept. A record keeps its field
+    order and the source order of its payload objects, because that order carries meaning
+    (BFCL's file system roots at the first key of `initial_config`; positional arguments are
+    named by the order of a doc's properties); any other object gets sorted keys."""
     if isinstance(obj, BaseModel):
-        obj = obj.model_dump(mode="json")
+        data = obj.model_dump(mode="json")
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
