@@ -102,6 +102,22 @@ def proxy(llama_server):
 
 
 @pytest.mark.slow
+def test_prompt_mode_describes_the_tools_in_the_system_prompt():
+    made = backend("http://127.0.0.1:9")
+    history = [Message(role="user", content="Weather?"),
+               Message(role="assistant", tool_calls=[ToolCall(name="weather.get",
+                                                              arguments={"city": "Oslo"})]),
+               Message(role="tool", name="weather.get", content="12C")]
+    body = made.body(make_request("Weather?", tools=[WEATHER]).__class__(
+        messages=history, tools=[WEATHER], case=None, turn=0, step=1))
+    system, *rest = body["messages"]
+    assert system["role"] == "system" and "<tools>" in system["content"]
+    assert '"name": "weather.get"' in system["content"] and "tools" not in body
+    assert rest[1]["content"].startswith("<tool_call>")
+    assert rest[2] == {"role": "user", "content": "<tool_response>\n12C\n</tool_response>"}
+    assert made.identity()["prompt_version"]
+
+
 def test_prompt_mode_returns_the_raw_emission(llama_server):
     made = backend(llama_server.base_url)
     (answer,) = made.generate_batch([make_request("Say hello.", tools=[WEATHER])])

@@ -26,6 +26,7 @@ import httpx
 from pydantic import Field, ValidationError
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
+from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages
 from toolcalib.config import ModelSpec
 from toolcalib.records import Emission, Message, Record, ToolCall
 
@@ -203,6 +204,8 @@ class OpenAIBackend:
                                  "seed": o.seed}}
         if o.tools_mode == "native":
             identity["tool_schema"] = TOOL_SCHEMA
+        else:
+            identity["prompt_version"] = PROMPT_VERSION
         if o.weights_sha256:
             identity["weights_sha256"] = o.weights_sha256
         return identity
@@ -214,8 +217,12 @@ class OpenAIBackend:
             raise ValueError(f"request params may not set {sorted(reserved)}")
         o = self.options
         native = o.tools_mode == "native"
-        body: dict[str, Any] = {"model": o.model,
-                                "messages": convert_messages(request.messages, native),
+        if native:
+            messages = convert_messages(request.messages, native)
+        else:  # the tools described in the system prompt, results as <tool_response> turns
+            docs = [openai_tool(doc, keep_response=False) for doc in request.tools]
+            messages = template_messages(request.messages, docs, "prompt")
+        body: dict[str, Any] = {"model": o.model, "messages": messages,
                                 "temperature": o.temperature, "max_tokens": o.max_tokens}
         if o.seed is not None:
             body["seed"] = o.seed
