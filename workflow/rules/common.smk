@@ -50,6 +50,12 @@ def model_spec(wildcards):
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
+def generate_threads(wildcards):
+    """A local model takes the whole machine (Snakemake caps this at --cores), so its jobs run
+    one at a time instead of fighting over the cores; everything else needs one thread."""
+    return 64 if MODELS[wildcards.model]["backend"] == "transformers" else 1
+
+
 def limit_value(wildcards):
     """Cases per category: the model's own `limit` (a number or per-category map) first."""
     own = MODELS[wildcards.model].get("limit")

@@ -13,10 +13,10 @@ rule generate:
         store=config["store"],
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
-    threads: 1
+    threads: generate_threads
     resources:
-        mem_mb=2000,
-        runtime=120,
+        mem_mb=lambda wc: 8000 if MODELS[wc.model]["backend"] == "transformers" else 2000,
+        runtime=240,
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"

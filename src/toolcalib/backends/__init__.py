@@ -8,7 +8,7 @@ from toolcalib.backends.base import Backend
 from toolcalib.config import ModelSpec
 
 MODULES = {"policy": "toolcalib.backends.policy", "openai": "toolcalib.backends.openai",
-           "replay": "toolcalib.backends.replay"}
+           "replay": "toolcalib.backends.replay", "transformers": "toolcalib.backends.hf"}
 """Backend name -> module; adding a backend is one module + one entry (imported lazily, so
 optional dependencies stay optional)."""
 

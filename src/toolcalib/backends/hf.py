@@ -1,0 +1,126 @@
+"""`transformers` backend: a converted local model (see `toolcalib.models`), greedy decoding,
+steps of many conversations decoded as one batch, KV caches of shared prompt prefixes reused.
+
+Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_tokens` (256),
+`batch_size` (most prompts decoded together; default all of a call's requests), `dtype`
+(compute dtype; default the folder's), `threads`, `keep_response` (keep BFCL's non-standard
+`response` schema in tool docs; default False: it is a third of a BFCL prompt, OpenAI-style
+servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
+`prefix_cache_tokens` (positions of KV kept for reuse; 0 disables), `context_window` (default the
+model's `max_position_embeddings`; may only shrink it).
+
+The backend returns the raw generated text; calls are decoded by the harness.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import version
+from typing import Any, Literal
+
+from pydantic import Field
+
+from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
+from toolcalib.config import ModelSpec
+from toolcalib.models import read_manifest
+from toolcalib.records import Emission, Record
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+from jinja2 import TemplateError  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+
+from toolcalib.backends.hf_engine import ATTENTION, Engine  # noqa: E402
+from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
+
+SEED = 0
+
+
+class Options(Record):
+    model_dir: str
+    tools_mode: Literal["native", "prompt"] = "native"
+    max_new_tokens: int = Field(default=256, ge=1)
+    batch_size: int | None = Field(default=None, ge=1)
+    dtype: Literal["bfloat16", "float32"] | None = None
+    threads: int | None = Field(default=None, ge=1)
+    keep_response: bool = False
+    prefill_chunk: int = Field(default=256, ge=1)
+    prefix_cache_tokens: int = Field(default=65536, ge=0)
+    context_window: int | None = Field(default=None, ge=1)
+
+
+class TransformersBackend:
+    cacheable = True
+
+    def __init__(self, name: str, options: Options):
+        self.name, self.options = name, options
+        self.manifest = read_manifest(options.model_dir)
+        if options.threads is not None:
+            torch.set_num_threads(options.threads)
+        self.dtype = options.dtype or self.manifest.dtype
+        self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            options.model_dir, dtype=getattr(torch, self.dtype), local_files_only=True,
+            attn_implementation=ATTENTION).eval()
+        limit = self.model.config.max_position_embeddings
+        self.window = min(options.context_window or limit, limit)
+        self.engine = Engine(self.model, _stop_ids(self.model, self.tokenizer),
+                             options.prefill_chunk, options.prefix_cache_tokens)
+
+    def identity(self) -> dict[str, Any]:
+        o = self.options
+        return {"backend": "transformers", "gguf_sha256": self.manifest.gguf_sha256,
+                "weights_dtype": self.manifest.dtype, "dtype": self.dtype,
+                "tools_mode": o.tools_mode,
+                "prompt_version": PROMPT_VERSION if o.tools_mode == "prompt" else None,
+                "keep_response": o.keep_response, "max_new_tokens": o.max_new_tokens,
+                "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
+                "context_window": self.window,
+                "versions": {n: version(n) for n in ("torch", "transformers")}}
+
+    def generate_batch(self, requests: list[Request]) -> list[Answer]:
+        torch.manual_seed(SEED)
+        answers: list[Answer | None] = [None] * len(requests)
+        pending: list[tuple[int, list[int]]] = []
+        for index, request in enumerate(requests):
+            try:
+                prompt = render(self.tokenizer, request.messages, request.tools,
+                                self.options.tools_mode, self.options.keep_response)
+            except TemplateError as exc:
+                answers[index] = InfrastructureError(f"chat template failed: {exc}")
+                continue
+            if len(prompt) + self.options.max_new_tokens > self.window:
+                answers[index] = ContextOverflow(
+                    f"prompt of {len(prompt)} tokens + max_new_tokens "
+                    f"{self.options.max_new_tokens} exceeds the context window of {self.window}")
+                continue
+            pending.append((index, prompt))
+        size = self.options.batch_size or max(len(pending), 1)
+        for start in range(0, len(pending), size):
+            group = pending[start:start + size]
+            done = self.engine.generate([p for _, p in group], self.options.max_new_tokens)
+            for (index, prompt), seq in zip(group, done, strict=True):
+                answers[index] = self._emission(prompt, seq.generated, seq.stopped)
+        return answers  # type: ignore[return-value]
+
+    def _emission(self, prompt: list[int], generated: list[int], stopped: bool) -> Emission:
+        text_ids = generated[:-1] if stopped else generated
+        return Emission(text=self.tokenizer.decode(text_ids, skip_special_tokens=False),
+                        finish_reason="stop" if stopped else "length",
+                        input_tokens=len(prompt), output_tokens=len(generated))
+
+
+def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
+    """End of turn or text: the EOS of the generation config, the model config and the
+    tokenizer, and `<|endoftext|>` where the vocabulary has it (Qwen's GGUF names only
+    `<|im_end|>`)."""
+    ids: set[int | None] = {tokenizer.get_vocab().get("<|endoftext|>")}
+    for eos in (model.generation_config.eos_token_id, model.config.eos_token_id,
+                tokenizer.eos_token_id):
+        ids.update(eos if isinstance(eos, list) else [eos])
+    return {i for i in ids if i is not None}
+
+
+def make(spec: ModelSpec) -> TransformersBackend:
+    return TransformersBackend(spec.name, Options.model_validate(spec.options))

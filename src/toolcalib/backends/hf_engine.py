@@ -1,0 +1,250 @@
+"""Greedy generation for a Hugging Face causal LM: prompts prefilled on top of reused prefix
+KV caches, then decoded together in one batch.
+
+Outputs do not depend on reuse or batching, by construction:
+- every prompt is prefilled alone, in chunks at fixed absolute boundaries (multiples of
+  `chunk`), so a position's keys/values have the same bits whether they were computed now or
+  copied from the prefix store, which keeps only chunk-aligned prompt prefixes;
+- decoding runs all rows through one forward, but attention is computed per row on that row's
+  own unpadded keys (no padding, no mask), so a row never sees its batch-mates. What remains
+  shared is the row-wise linear layers, whose rows are independent of the batch size in
+  bfloat16 on CPU (checked by the tests; float32 matmuls use another kernel for a single row,
+  so there batch size 1 and >1 may differ in the last bits).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.nn.functional import scaled_dot_product_attention
+from transformers import AttentionInterface
+
+ATTENTION = "toolcalib_rows"
+KV_DTYPE = torch.float32
+"""Keys, values and attention are float32 whatever the weights: more accurate, and on CPU the
+bfloat16 attention kernels were several times slower here."""
+
+
+def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.Tensor],
+               value: torch.Tensor | list[torch.Tensor], attention_mask: torch.Tensor | None,
+               scaling: float | None = None, sliding_window: int | None = None,
+               **_: Any) -> tuple[torch.Tensor, None]:
+    """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists."""
+    if sliding_window is not None:
+        raise NotImplementedError("sliding-window attention is not supported")
+    query32 = query.to(KV_DTYPE)
+    if isinstance(key, list):
+        out = torch.cat([_one_query(query32[row], key[row][0], value[row][0], scaling)
+                         for row in range(len(key))])
+    else:
+        out = scaled_dot_product_attention(query32, key, value, attn_mask=attention_mask,
+                                           scale=scaling, enable_gqa=True)
+    return out.to(query.dtype).transpose(1, 2).contiguous(), None
+
+
+def _one_query(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               scaling: float | None) -> torch.Tensor:
+    """Attention of one position ([heads, 1, dim]) over one row's keys ([kv_heads, n, dim]);
+    query heads are grouped by the kv head they share. Plain matmuls: for a single query
+    they read the cache faster than the fused kernel."""
+    heads, kv_heads, dim = query.shape[0], key.shape[0], query.shape[-1]
+    grouped = query.reshape(kv_heads, heads // kv_heads, dim)
+    scores = torch.matmul(grouped, key.transpose(-1, -2)) * (scaling or dim ** -0.5)
+    return torch.matmul(scores.softmax(-1), value).reshape(1, heads, 1, dim)
+
+
+AttentionInterface.register(ATTENTION, _attention)
+
+
+class Sequence:
+    """One prompt: its tokens, per-layer KV buffers [1, kv_heads, capacity, head_dim] holding
+    `length` positions, and the tokens generated so far."""
+
+    def __init__(self, prompt: torch.Tensor, capacity: int, shape: tuple[int, int, int]):
+        layers, heads, dim = shape
+        self.prompt = prompt
+        self.keys = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
+        self.values = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
+        self.length = 0
+        self.generated: list[int] = []
+        self.stopped = False
+
+    def copy_prefix(self, source: Sequence, length: int) -> None:
+        for mine, theirs in zip(self.keys + self.values, source.keys + source.values,
+                                strict=True):
+            mine[:, :, :length].copy_(theirs[:, :, :length])
+        self.length = length
+
+
+class _PrefillCache:
+    """The cache protocol the model's attention calls, over one sequence's buffers."""
+
+    def __init__(self, sequence: Sequence):
+        self.sequence = sequence
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer: int,
+               *_: Any, **__: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        seq, start = self.sequence, self.sequence.length
+        end = start + key.shape[2]
+        seq.keys[layer][:, :, start:end].copy_(key)
+        seq.values[layer][:, :, start:end].copy_(value)
+        return seq.keys[layer][:, :, :end], seq.values[layer][:, :, :end]
+
+
+class _DecodeCache:
+    """One new position per row, written into each row's own buffers; attention gets each
+    row's keys/values separately (see `_attention`)."""
+
+    def __init__(self, sequences: list[Sequence]):
+        self.sequences = sequences
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer: int,
+               *_: Any, **__: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        keys, values = [], []
+        for row, seq in enumerate(self.sequences):
+            at = seq.length
+            seq.keys[layer][:, :, at].copy_(key[row, :, 0])
+            seq.values[layer][:, :, at].copy_(value[row, :, 0])
+            keys.append(seq.keys[layer][:, :, :at + 1])
+            values.append(seq.values[layer][:, :, :at + 1])
+        return keys, values
+
+
+@dataclass
+class _Entry:
+    tokens: torch.Tensor
+    sequence: Sequence
+
+
+class PrefixStore:
+    """LRU of chunk-aligned prompt prefixes whose KV can seed a new sequence, bounded by the
+    total number of positions kept (0 disables reuse)."""
+
+    def __init__(self, budget_tokens: int, chunk: int):
+        self.budget, self.chunk = budget_tokens, chunk
+        self.entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._next = 0
+
+    def lookup(self, prompt: torch.Tensor) -> tuple[Sequence | None, int]:
+        """The entry sharing the longest reusable prefix with `prompt`, and that length (a
+        multiple of `chunk`, leaving at least one prompt token to compute)."""
+        best, best_length = None, 0
+        for key, entry in self.entries.items():
+            length = common_prefix(entry.tokens, prompt)
+            length = min(length, len(prompt) - 1) // self.chunk * self.chunk
+            if length > best_length:
+                best, best_length = key, length
+        if best is None:
+            return None, 0
+        self.entries.move_to_end(best)
+        return self.entries[best].sequence, best_length
+
+    def add(self, sequence: Sequence) -> None:
+        aligned = len(sequence.prompt) // self.chunk * self.chunk
+        if aligned == 0 or aligned > self.budget:
+            return
+        tokens = sequence.prompt[:aligned]
+        for key, entry in list(self.entries.items()):
+            shared = common_prefix(entry.tokens, tokens)
+            if shared == len(tokens):
+                self.entries.move_to_end(key)
+                return
+            if shared == len(entry.tokens):
+                del self.entries[key]
+        self.entries[self._next] = _Entry(tokens, sequence)
+        self._next += 1
+        while sum(len(e.tokens) for e in self.entries.values()) > self.budget:
+            self.entries.popitem(last=False)
+
+
+def common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:
+    n = min(len(a), len(b))
+    differ = (a[:n] != b[:n]).nonzero()
+    return int(differ[0]) if len(differ) else n
+
+
+@dataclass
+class Stats:
+    """What the engine did, for throughput accounting."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    prefill_seconds: float = 0.0
+    decode_steps: int = 0
+    generated_tokens: int = 0
+    decode_seconds: float = 0.0
+
+
+class Engine:
+    def __init__(self, model: Any, stop_ids: set[int], chunk: int, store_tokens: int):
+        if model.config._attn_implementation != ATTENTION:
+            model.set_attn_implementation(ATTENTION)
+        config = model.config
+        heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        self.model, self.stop_ids, self.chunk = model, stop_ids, chunk
+        self.shape = (config.num_hidden_layers, heads, dim)
+        self.cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters \
+            else "past_key_values"
+        self.store = PrefixStore(store_tokens, chunk)
+        self.stats = Stats()
+
+    @torch.inference_mode()
+    def generate(self, prompts: list[list[int]], max_new_tokens: int) -> list[Sequence]:
+        """Greedy continuations of `prompts` decoded as one batch, in order."""
+        sequences = [self._prefill(torch.tensor(p, dtype=torch.long), max_new_tokens)
+                     for p in prompts]
+        active = [s for s in sequences if not self._take(s, max_new_tokens)]
+        while active:
+            started = time.perf_counter()
+            logits = self.model(
+                input_ids=torch.tensor([[s.generated[-1]] for s in active]),
+                position_ids=torch.tensor([[s.length] for s in active]),
+                attention_mask=torch.ones(len(active), 1, 1, 1, dtype=torch.bool),
+                use_cache=True, **{self.cache_arg: _DecodeCache(active)}).logits
+            self.stats.decode_seconds += time.perf_counter() - started
+            self.stats.decode_steps += 1
+            for row, seq in enumerate(active):
+                seq.length += 1
+                seq.generated.append(int(logits[row, -1].argmax()))
+            active = [s for s in active if not self._take(s, max_new_tokens)]
+        return sequences
+
+    def _take(self, seq: Sequence, max_new_tokens: int) -> bool:
+        """Whether `seq` is finished after its latest token."""
+        self.stats.generated_tokens += 1
+        seq.stopped = seq.generated[-1] in self.stop_ids
+        return seq.stopped or len(seq.generated) >= max_new_tokens
+
+    def _prefill(self, prompt: torch.Tensor, max_new_tokens: int) -> Sequence:
+        seq = Sequence(prompt, len(prompt) + max_new_tokens, self.shape)
+        source, reused = self.store.lookup(prompt)
+        if source is not None:
+            seq.copy_prefix(source, reused)
+        started = time.perf_counter()
+        logits = self.extend(seq)
+        self.stats.prefill_seconds += time.perf_counter() - started
+        self.stats.prompt_tokens += len(prompt)
+        self.stats.reused_tokens += reused
+        seq.generated.append(int(logits[0, -1].argmax()))
+        self.store.add(seq)
+        return seq
+
+    @torch.inference_mode()
+    def extend(self, seq: Sequence) -> torch.Tensor:
+        """Compute the prompt positions from `seq.length` on (the KV before it in place), in
+        chunks of `chunk` starting there; the last position's logits."""
+        cache = _PrefillCache(seq)
+        for start in range(seq.length, len(seq.prompt), self.chunk):
+            ids = seq.prompt[start:start + self.chunk]
+            mask = torch.ones(len(ids), start + len(ids), dtype=torch.bool).tril(start)
+            logits = self.model(input_ids=ids[None], position_ids=torch.arange(
+                start, start + len(ids))[None], attention_mask=mask[None, None],
+                use_cache=True, logits_to_keep=1, **{self.cache_arg: cache}).logits
+            seq.length = start + len(ids)
+        return logits

