@@ -23,10 +23,14 @@ N_CASES = 3
 
 
 def stored(store: Path) -> int:
+    """Answers committed so far (0 while the writer has not created its table yet)."""
     if not (store / FILE).exists():
         return 0
     with closing(sqlite3.connect(store / FILE)) as db:
-        return db.execute("SELECT count(*) FROM responses").fetchone()[0]
+        try:
+            return db.execute("SELECT count(*) FROM responses").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
 
 
 def command(spec: dict, cases: Path, wheel: Path, store: Path, out: Path) -> list[str]:
