@@ -140,6 +140,20 @@ def test_real_case_gives_a_well_formed_trajectory(smollm2_dir, bfcl_release):
     assert backend.engine.stats.reused_tokens > 0
 
 
+def _rows_independent(model) -> bool:
+    """Whether this CPU's kernels give a row of a linear layer the same bits whatever the
+    number of rows in the batch."""
+    linears = [model.get_output_embeddings(),
+               next(m for m in model.modules() if isinstance(m, torch.nn.Linear))]
+    with torch.inference_mode():
+        for linear in linears:
+            x = torch.randn(16, 1, linear.in_features, dtype=linear.weight.dtype)
+            full = linear(x)
+            if any(not torch.equal(linear(x[:m]), full[:m]) for m in range(1, 16)):
+                return False
+    return True
+
+
 @pytest.mark.slow
 def test_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_release):
     base = load_cases(bfcl_release, "multi_turn_base")
@@ -157,6 +171,9 @@ def test_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_release):
     plain, plain_stats = run(1, prefix_cache_tokens=0)
     assert fast_stats.reused_tokens > 0 and plain_stats.reused_tokens == 0
     assert fast_stats.decode_steps < plain_stats.decode_steps
+    if not _rows_independent(_backend(smollm2_dir, **options).model):
+        pytest.skip("this CPU's linear kernels depend on the batch size: batched decoding "
+                    "may differ from unbatched in the last bits (README: batching caveat)")
     for a, b in zip(fast, plain, strict=True):
         assert [s.emission for t in a.turns for s in t.steps] == \
                [s.emission for t in b.turns for s in t.steps]
