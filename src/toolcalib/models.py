@@ -136,10 +136,11 @@ def convert(gguf: Path, folder: Path, source: ModelSource) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
     model = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, dtype=getattr(torch, source.dtype),
-        quantization_config=GgufConfig(dequantize=True))
+        gguf.parent, dtype=getattr(torch, source.dtype),
+        quantization_config=GgufConfig(dequantize=True), **offline)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     manifest = ModelManifest(

@@ -2,13 +2,16 @@
 steps of many conversations decoded as one batch, KV caches of shared prompt prefixes reused.
 
 Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_tokens` (256),
-`batch_size` (most prompts decoded together; default all of a call's requests), `dtype`
-(compute dtype; default the folder's), `threads`, `keep_response` (keep BFCL's non-standard
-`response` schema in tool docs; default False: it is a third of a BFCL prompt, OpenAI-style
-servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
-`prefix_cache_tokens` (positions of KV kept for reuse; 0 disables), `context_window` (default the
-model's `max_position_embeddings`; may only shrink it).
+`batch_size` (most requests prefilled and decoded as one group; default all of a call's),
+`decode_rows` (rows of every decode forward, idle rows padding it: 8), `dtype` (compute dtype;
+default the folder's), `threads`, `keep_response` (keep BFCL's non-standard `response` schema
+in tool docs; default False: it is a third of a BFCL prompt, OpenAI-style servers drop it, and
+SmolLM2's 8k window needs the room), `prefill_chunk` (256), `prefix_cache_tokens` (positions of
+KV kept for reuse: 65536; 0 disables), `context_window` (default the model's
+`max_position_embeddings`; may only shrink it).
 
+Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
+`prefix_cache_tokens` stay out of the identity; `prefill_chunk` and `decode_rows` enter it.
 The backend returns the raw generated text; calls are decoded by the harness.
 """
 
@@ -30,11 +33,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 from jinja2 import TemplateError  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
 
 from toolcalib.backends.hf_engine import ATTENTION, Engine  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
 
 SEED = 0
+hf_logging.disable_progress_bar()
 
 
 class Options(Record):
@@ -46,6 +51,7 @@ class Options(Record):
     threads: int | None = Field(default=None, ge=1)
     keep_response: bool = False
     prefill_chunk: int = Field(default=256, ge=1)
+    decode_rows: int = Field(default=8, ge=1)
     prefix_cache_tokens: int = Field(default=65536, ge=0)
     context_window: int | None = Field(default=None, ge=1)
 
@@ -60,13 +66,17 @@ class TransformersBackend:
             torch.set_num_threads(options.threads)
         self.dtype = options.dtype or self.manifest.dtype
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
+        if options.tools_mode == "native" and "tools" not in (self.tokenizer.chat_template or ""):
+            raise ValueError(f"model '{name}': the chat template of {options.model_dir} does not "
+                             "render tools; use tools_mode 'prompt'")
         self.model = AutoModelForCausalLM.from_pretrained(
             options.model_dir, dtype=getattr(torch, self.dtype), local_files_only=True,
             attn_implementation=ATTENTION).eval()
         limit = self.model.config.max_position_embeddings
         self.window = min(options.context_window or limit, limit)
         self.engine = Engine(self.model, _stop_ids(self.model, self.tokenizer),
-                             options.prefill_chunk, options.prefix_cache_tokens)
+                             options.prefill_chunk, options.prefix_cache_tokens,
+                             options.decode_rows)
 
     def identity(self) -> dict[str, Any]:
         o = self.options
@@ -76,6 +86,7 @@ class TransformersBackend:
                 "prompt_version": PROMPT_VERSION if o.tools_mode == "prompt" else None,
                 "keep_response": o.keep_response, "max_new_tokens": o.max_new_tokens,
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
+                "decode_rows": o.decode_rows,
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}
 

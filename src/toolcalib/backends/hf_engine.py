@@ -1,15 +1,14 @@
 """Greedy generation for a Hugging Face causal LM: prompts prefilled on top of reused prefix
-KV caches, then decoded together in one batch.
+KV caches, then decoded together in batches.
 
 Outputs do not depend on reuse or batching, by construction:
 - every prompt is prefilled alone, in chunks at fixed absolute boundaries (multiples of
   `chunk`), so a position's keys/values have the same bits whether they were computed now or
   copied from the prefix store, which keeps only chunk-aligned prompt prefixes;
-- decoding runs all rows through one forward, but attention is computed per row on that row's
-  own unpadded keys (no padding, no mask), so a row never sees its batch-mates. What remains
-  shared is the row-wise linear layers, whose rows are independent of the batch size in
-  bfloat16 on CPU (checked by the tests; float32 matmuls use another kernel for a single row,
-  so there batch size 1 and >1 may differ in the last bits).
+- every decode forward has exactly `decode_rows` rows (padded with idle rows), because CPU
+  matmul kernels give a row different bits for different row counts (bf16 and fp32 alike),
+  but the same bits at any position for a fixed count; attention is computed per row on that
+  row's own unpadded keys (no padding, no mask), so a row never sees its batch-mates.
 """
 
 from __future__ import annotations
@@ -34,12 +33,14 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
                value: torch.Tensor | list[torch.Tensor], attention_mask: torch.Tensor | None,
                scaling: float | None = None, sliding_window: int | None = None,
                **_: Any) -> tuple[torch.Tensor, None]:
-    """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists."""
+    """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists (None for
+    an idle row)."""
     if sliding_window is not None:
         raise NotImplementedError("sliding-window attention is not supported")
     query32 = query.to(KV_DTYPE)
     if isinstance(key, list):
         out = torch.cat([_one_query(query32[row], key[row][0], value[row][0], scaling)
+                         if key[row] is not None else torch.zeros_like(query32[row:row + 1])
                          for row in range(len(key))])
     else:
         out = scaled_dot_product_attention(query32, key, value, attn_mask=attention_mask,
@@ -98,15 +99,20 @@ class _PrefillCache:
 
 class _DecodeCache:
     """One new position per row, written into each row's own buffers; attention gets each
-    row's keys/values separately (see `_attention`)."""
+    row's keys/values separately (see `_attention`); idle rows (None) keep nothing."""
 
-    def __init__(self, sequences: list[Sequence]):
+    def __init__(self, sequences: list[Sequence | None]):
         self.sequences = sequences
 
-    def update(self, key: torch.Tensor, value: torch.Tensor, layer: int,
-               *_: Any, **__: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        keys, values = [], []
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer: int, *_: Any, **__: Any,
+               ) -> tuple[list[torch.Tensor | None], list[torch.Tensor | None]]:
+        keys: list[torch.Tensor | None] = []
+        values: list[torch.Tensor | None] = []
         for row, seq in enumerate(self.sequences):
+            if seq is None:
+                keys.append(None)
+                values.append(None)
+                continue
             at = seq.length
             seq.keys[layer][:, :, at].copy_(key[row, :, 0])
             seq.values[layer][:, :, at].copy_(value[row, :, 0])
@@ -181,13 +187,15 @@ class Stats:
 
 
 class Engine:
-    def __init__(self, model: Any, stop_ids: set[int], chunk: int, store_tokens: int):
+    def __init__(self, model: Any, stop_ids: set[int], chunk: int, store_tokens: int,
+                 decode_rows: int):
         if model.config._attn_implementation != ATTENTION:
             model.set_attn_implementation(ATTENTION)
         config = model.config
         heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
         dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         self.model, self.stop_ids, self.chunk = model, stop_ids, chunk
+        self.decode_rows = decode_rows
         self.shape = (config.num_hidden_layers, heads, dim)
         self.cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters \
             else "past_key_values"
@@ -201,19 +209,25 @@ class Engine:
                      for p in prompts]
         active = [s for s in sequences if not self._take(s, max_new_tokens)]
         while active:
-            started = time.perf_counter()
-            logits = self.model(
-                input_ids=torch.tensor([[s.generated[-1]] for s in active]),
-                position_ids=torch.tensor([[s.length] for s in active]),
-                attention_mask=torch.ones(len(active), 1, 1, 1, dtype=torch.bool),
-                use_cache=True, **{self.cache_arg: _DecodeCache(active)}).logits
-            self.stats.decode_seconds += time.perf_counter() - started
-            self.stats.decode_steps += 1
-            for row, seq in enumerate(active):
-                seq.length += 1
-                seq.generated.append(int(logits[row, -1].argmax()))
+            for start in range(0, len(active), self.decode_rows):
+                self._decode(active[start:start + self.decode_rows])
             active = [s for s in active if not self._take(s, max_new_tokens)]
         return sequences
+
+    def _decode(self, group: list[Sequence]) -> None:
+        """One new token for each sequence of `group`, in a forward of `decode_rows` rows."""
+        rows: list[Sequence | None] = [*group, *[None] * (self.decode_rows - len(group))]
+        started = time.perf_counter()
+        logits = self.model(
+            input_ids=torch.tensor([[s.generated[-1] if s else 0] for s in rows]),
+            position_ids=torch.tensor([[s.length if s else 0] for s in rows]),
+            attention_mask=torch.ones(len(rows), 1, 1, 1, dtype=torch.bool),
+            use_cache=True, **{self.cache_arg: _DecodeCache(rows)}).logits
+        self.stats.decode_seconds += time.perf_counter() - started
+        self.stats.decode_steps += 1
+        for row, seq in enumerate(group):
+            seq.length += 1
+            seq.generated.append(int(logits[row, -1].argmax()))
 
     def _take(self, seq: Sequence, max_new_tokens: int) -> bool:
         """Whether `seq` is finished after its latest token."""
