@@ -1,4 +1,4 @@
-# toolcalib: benchmark download -> normalize -> generate -> classify / score -> aggregate.
+# toolcalib: benchmark download -> normalize -> generate -> evaluate (classify + score) -> aggregate.
 # The Snakefile is the one DAG; dvc.yaml is generated from it (`toolcalib dvc-sync`).
 from snakemake.utils import min_version, validate
 
@@ -17,7 +17,7 @@ include: "workflow/rules/model.smk"
 include: "workflow/rules/normalize.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/classify.smk"
-include: "workflow/rules/score.smk"
+include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 
 

@@ -1,6 +1,6 @@
 """Wall and CPU time of our classify + score + aggregate against BFCL's reference checker.
 
-Run from the repository root (about 4 minutes on 2 busy cores with the defaults):
+Run from the repository root (about a minute on 2 busy cores with the defaults):
 
     python bench/scoring_speed.py [--model always_call|oracle] [--repeat 3] [--workdir DIR]
 
@@ -9,11 +9,13 @@ Run from the repository root (about 4 minutes on 2 busy cores with the defaults)
    categories (1,924 cases); the trajectories are also written as BFCL model-result files
    (per turn, per step: the step's text and its calls rendered by `render_call`).
 2. OURS (timed, whole processes): the workflow's exact shell commands (through bash, as
-   Snakemake runs them), one process per stage and category (`classify`, `score`) and one
-   `aggregate`: sequentially, as `snakemake --cores 1` would run them, and with two jobs at a
-   time (`--cores 2`) before the `aggregate`. `toolcalib` is whatever PATH gives this
-   interpreter (a venv's or pyenv's console script; a pyenv-launched interpreter puts its own
-   bin folder first, so no shim is involved).
+   Snakemake runs them): `evaluate`, one process that classifies and scores the six categories
+   and writes the model's per-category action and score tables, its per-case table and its
+   triples (everything a user needs for this model's triples); and, timed separately,
+   `evaluate` followed by the global `aggregate` (all models' tables: confusion, shift,
+   metrics.json, triples.md), as the workflow runs them. `toolcalib` is whatever PATH gives
+   this interpreter (a venv's or pyenv's console script; a pyenv-launched interpreter puts
+   its own bin folder first, so no shim is involved).
 3. BASELINE (timed, whole process): `bench/bfcl_reference_scorer.py` - BFCL's own
    `multi_turn_checker` imported from the pinned wheel, BFCL's irrelevance rule, and a
    paper-style GAR with the published cue classifier, over the same trajectories.
@@ -145,34 +147,38 @@ def write_bfcl_results(work: Path, model: str) -> Path:
 
 # --- the two timed contenders -------------------------------------------------------------
 
-def our_jobs(work: Path, model: str, profile: str = PROFILE) -> tuple[list[str], str]:
-    """The classify and score jobs (workflow rules' shell commands), then the aggregate one."""
-    jobs = []
-    for c in CATEGORIES:
-        cases, traj = f"results/cases/bfcl/{c}.jsonl", trajectories(model, c)
-        jobs.append(f"toolcalib classify --profile {profile} --cases {q(cases)}"
-                    f" --trajectories {q(traj)}"
-                    f" --out {q(output('actions', model, c))} 2> {q(log(work, 'classify', c))}")
-        jobs.append(f"toolcalib score --benchmark bfcl --cases {q(cases)}"
-                    f" --gold results/gold/bfcl/{c}.jsonl --source {q(RELEASE)}"
-                    f" --trajectories {q(traj)}"
-                    f" --out {q(output('scores', model, c))} 2> {q(log(work, 'score', c))}")
-    actions = " ".join(q(output("actions", model, c)) for c in CATEGORIES)
-    scores = " ".join(q(output("scores", model, c)) for c in CATEGORIES)
-    cases = " ".join(q(f"results/cases/bfcl/{c}.jsonl") for c in CATEGORIES)
-    aggregate = (f"toolcalib aggregate --actions {actions} --scores {scores} --cases {cases}"
+def our_jobs(work: Path, model: str, profile: str = PROFILE) -> tuple[str, str]:
+    """The workflow's `evaluate_bfcl` job for the model, then the `aggregate` job."""
+    files = {name: " ".join(q(path(c)) for c in CATEGORIES) for name, path in {
+        "cases": lambda c: f"results/cases/bfcl/{c}.jsonl",
+        "gold": lambda c: f"results/gold/bfcl/{c}.jsonl",
+        "trajectories": lambda c: trajectories(model, c),
+        "actions": lambda c: output("actions", model, c),
+        "scores": lambda c: output("scores", model, c)}.items()}
+    evaluate = (f"toolcalib evaluate --profile {profile} --benchmark bfcl --source {q(RELEASE)}"
+                + "".join(f" --{name} {paths}" for name, paths in files.items())
+                + f" --per-case {q(run_output(model, 'per_case.parquet'))}"
+                f" --triples {q(run_output(model, 'triples.csv'))}"
+                f" 2> {q(log(work, 'evaluate', model))}")
+    aggregate = (f"toolcalib aggregate --actions {files['actions']}"
+                 f" --runs {q(run_output(model, 'per_case.parquet'))}"
                  f" --out-dir results/metrics 2> results/logs/aggregate.log")
-    return jobs, aggregate
+    return evaluate, aggregate
 
 
 def output(stage: str, model: str, category: str) -> str:
     return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.parquet"
 
 
-def ours(work: Path, model: str, cores: int, profile: str) -> None:
-    jobs, aggregate = our_jobs(work, model, profile)
-    run_jobs(jobs, work, cores)
-    run_shell(aggregate, work)
+def run_output(model: str, name: str) -> str:
+    return f"results/runs/{model}/{VARIANT}/bfcl/{name}"
+
+
+def ours(work: Path, model: str, profile: str, with_aggregate: bool) -> None:
+    evaluate, aggregate = our_jobs(work, model, profile)
+    run_shell(evaluate, work)
+    if with_aggregate:
+        run_shell(aggregate, work)
 
 
 def baseline(work: Path, model: str, results: Path) -> None:
@@ -201,14 +207,19 @@ def compare(work: Path, model: str) -> list[str]:
             problems.append(f"{row['case_id']}: ours {row['passed']}/{row['error_type']},"
                             f" BFCL {ref['valid']}/{ref['error_type']}")
     problems += [f"{case}: only the baseline scored it" for case in set(theirs["verdicts"]) - seen]
-    per_case = pl.read_parquet(work / "results/metrics/per_case.parquet").filter("scored")
+    run_cases = work / run_output(model, "per_case.parquet")
+    per_case = pl.read_parquet(run_cases).filter("scored")
     for row in per_case.iter_rows(named=True):
         ref = theirs["verdicts"].get(row["case_id"])
         if ref is not None and ref["gold_hit"] != row["gold_emitted_any_step"]:
             problems.append(f"{row['case_id']}: gold emitted ours {row['gold_emitted_any_step']}"
                             f" ({row['emission_classes']}), paper-style {ref['gold_hit']}"
                             f" ({'|'.join(ref['emitted'])})")
-    triples = pl.read_csv(work / "results/metrics/triples.csv")
+    triples = pl.read_csv(work / run_output(model, "triples.csv"))
+    for name, mine in (("per_case.parquet", run_cases),
+                       ("triples.csv", work / run_output(model, "triples.csv"))):
+        if (work / "results/metrics" / name).read_bytes() != mine.read_bytes():
+            problems.append(f"aggregate's {name} differs from the run's own")
     for row in triples.iter_rows(named=True):
         ref = theirs["gar"][row["category"]]
         if (row["gar_emission_k"], row["n"]) != (ref["k"], ref["n"]):
@@ -237,9 +248,9 @@ def moved_roots(work: Path) -> list[str]:
     return moved
 
 
-def gar_table(work: Path) -> str:
+def gar_table(work: Path, model: str) -> str:
     theirs = json.loads((work / "baseline.json").read_text())["gar"]
-    triples = pl.read_csv(work / "results/metrics/triples.csv")
+    triples = pl.read_csv(work / run_output(model, "triples.csv"))
     lines = []
     for row in triples.sort("category").iter_rows(named=True):
         ref = theirs[row["category"]]
@@ -255,11 +266,9 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
     """Median (wall, CPU) of a process that only imports what each stage imports, and exits."""
     probes = {
         "python -c pass": [sys.executable, "-c", "pass"],
-        "toolcalib classify --help": ["toolcalib", "classify", "--help"],
-        "classify imports": [sys.executable, "-c", "import toolcalib.cli,"
-                             " toolcalib.stages.classify, toolcalib.classify.profiles"],
-        "score imports": [sys.executable, "-c", "import toolcalib.cli, toolcalib.stages.score,"
-                          " toolcalib.benchmarks.bfcl"],
+        "toolcalib evaluate --help": ["toolcalib", "evaluate", "--help"],
+        "evaluate imports": [sys.executable, "-c", "import toolcalib.cli,"
+                             " toolcalib.stages.evaluate, toolcalib.benchmarks.bfcl"],
         "aggregate imports": [sys.executable, "-c",
                               "import toolcalib.cli, toolcalib.stages.aggregate"],
         "baseline imports": [sys.executable, "-c", "import sys, json, re, zipfile, yaml;"
@@ -277,8 +286,8 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
 
 CONTENDERS = {
     "baseline": "BASELINE  BFCL checker + paper GAR, 1 process",
-    "ours_1": "OURS      13 processes, 1 at a time",
-    "ours_2": "OURS      13 processes, 2 at a time",
+    "ours": "OURS      evaluate, 1 process",
+    "ours_aggregate": "OURS      evaluate + aggregate, 2 processes",
 }
 
 
@@ -309,8 +318,8 @@ def main() -> None:
               f" (gold stage {info['gold_stage_wall_s']:.1f} s, once per benchmark)", flush=True)
 
         actions = {"baseline": lambda: baseline(work, model, results),
-                   "ours_1": lambda: ours(work, model, 1, args.profile),
-                   "ours_2": lambda: ours(work, model, 2, args.profile)}
+                   "ours": lambda: ours(work, model, args.profile, False),
+                   "ours_aggregate": lambda: ours(work, model, args.profile, True)}
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
         names = list(actions)
         for r in range(args.repeat):
@@ -322,7 +331,7 @@ def main() -> None:
 
         problems = compare(work, model)
         moved = moved_roots(work)
-        gar = gar_table(work)
+        gar = gar_table(work, model)
         floor = startup_floor(work, 3)
     finally:
         if args.workdir is None:

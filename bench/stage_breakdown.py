@@ -1,23 +1,26 @@
-"""Where our classify / score / aggregate processes spend their CPU time.
+"""Where our evaluate / aggregate processes spend their CPU time.
 
     python bench/stage_breakdown.py --workdir DIR [--model always_call|oracle] [--profile P]
                                     [--pycache DIR]
 
-DIR is a run kept by `python bench/scoring_speed.py --workdir DIR` (same --model). Each of the
-13 workflow jobs runs once more, as its own process, through a thin wrapper that splits the
-process's CPU time (user + system, `time.process_time`) into:
+DIR is a run kept by `python bench/scoring_speed.py --workdir DIR` (same --model). The
+workflow's two jobs for the model (`evaluate`, then `aggregate`) run once more, each as its own
+process, through a thin wrapper that splits the process's CPU time (user + system,
+`time.process_time`) into:
 
 - `start`: interpreter start-up and `site` before the wrapper's first line;
 - `imports`: `toolcalib.cli`, the stage module and the benchmark module it loads;
-- `parse`: reading JSONL records (`toolcalib.jsonio.parse_line`: `json.loads` + pydantic);
-- `env`: building the simulated API instances of each multi-turn case (score only);
-- `write`: writing the stage's outputs (aggregate: building every metrics table too);
-- `rest`: everything else (classification, checking, polars frames, parquet reading).
+- `parse`: reading JSONL records (cases and trajectories as views, gold traces; evaluate only);
+- `classify`: the classifier profile over every emission, action rows (evaluate only);
+- `env`: building each multi-turn case's simulated API instances (evaluate only);
+- `write`: tables and output files (evaluate: the action and score tables and the run's
+  per-case table and triples; aggregate: every metrics table);
+- `rest`: everything else (checking, score records, parquet reading).
 
 The wrapper calls `toolcalib.cli.main` with the job's exact arguments, so the work is the
-workflow's; only the `toolcalib` launcher (a pyenv shim here, a console script in a venv) is
-left out. `--pycache DIR` lets the processes keep compiled bytecode under DIR (this sandbox
-sets PYTHONDONTWRITEBYTECODE=1, so without it every process compiles our modules again).
+workflow's; only the `toolcalib` launcher is left out. `--pycache DIR` lets the processes keep
+compiled bytecode under DIR (this sandbox sets PYTHONDONTWRITEBYTECODE=1, so without it every
+process compiles our modules again).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import sys  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-PARTS = ("start", "imports", "parse", "env", "write", "rest")
+PARTS = ("start", "imports", "parse", "classify", "env", "write", "rest")
 
 
 def timer(spent: dict[str, float], part: str, function):
@@ -56,16 +59,19 @@ def job(argv: list[str]) -> None:
     begin = time.process_time()
     cli = importlib.import_module("toolcalib.cli")
     stage = importlib.import_module(f"toolcalib.stages.{argv[0]}")
-    if argv[0] == "score":
+    if argv[0] == "evaluate":
         importlib.import_module("toolcalib.benchmarks.bfcl")
     spent["imports"] = time.process_time() - begin
-    jsonio = importlib.import_module("toolcalib.jsonio")
-    jsonio.parse_line = timer(spent, "parse", jsonio.parse_line)
-    if argv[0] == "score":
+    if argv[0] == "evaluate":
+        core = importlib.import_module("toolcalib.evaluate")
+        core.read_records = timer(spent, "parse", core.read_records)
+        core.action_rows = timer(spent, "classify", core.action_rows)
         multi_turn = importlib.import_module("toolcalib.score.multi_turn")
         multi_turn.case_environment = timer(spent, "env", multi_turn.case_environment)
-    name = "write_outputs" if argv[0] == "aggregate" else "write_parquet"
-    setattr(stage, name, timer(spent, "write", getattr(stage, name)))
+        for name in ("actions_frame", "scores_frame", "write_parquet", "write_run"):
+            setattr(stage, name, timer(spent, "write", getattr(stage, name)))
+    else:
+        stage.write_outputs = timer(spent, "write", stage.write_outputs)
     begin = time.process_time()
     with open(os.devnull, "w") as sink:
         stderr, sys.stderr = sys.stderr, sink
@@ -76,7 +82,7 @@ def job(argv: list[str]) -> None:
     if code:
         raise SystemExit(f"job failed ({code}): {shlex.join(argv)}")
     total = time.process_time() - begin
-    spent["rest"] = total - spent["parse"] - spent["env"] - spent["write"]
+    spent["rest"] = total - sum(spent[part] for part in PARTS[2:-1])
     print(json.dumps({part: spent[part] for part in PARTS}))
 
 
@@ -95,18 +101,15 @@ def main() -> None:
     if args.pycache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(Path(args.pycache).resolve())
-    jobs, aggregate = our_jobs(work, f"policy-{args.model}", args.profile)
     rows = []
-    for command in [*jobs, aggregate]:
+    for command in our_jobs(work, f"policy-{args.model}", args.profile):
         argv = shlex.split(command.split(" 2> ")[0])[1:]  # drop `toolcalib` and the log
-        label = f"{argv[0]} {Path(argv[argv.index('--cases') + 1]).stem}" \
-            if argv[0] != "aggregate" else "aggregate (6 categories)"
         if args.pycache:  # a first run fills the bytecode cache
             subprocess.run([sys.executable, __file__, "--job", *argv], cwd=work, env=env,
                            check=True, capture_output=True)
         done = subprocess.run([sys.executable, __file__, "--job", *argv], cwd=work, env=env,
                               check=True, capture_output=True, text=True)
-        rows.append((label, json.loads(done.stdout.splitlines()[-1])))
+        rows.append((f"{argv[0]} (6 categories)", json.loads(done.stdout.splitlines()[-1])))
     header = f"{'job':<34}" + "".join(f"{part:>9}" for part in PARTS) + f"{'total':>9}"
     print(f"CPU seconds per process (policy-{args.model}"
           f"{', bytecode cached' if args.pycache else ', no bytecode cache'})\n{header}")
@@ -116,7 +119,7 @@ def main() -> None:
             sums[part] += spent[part]
         print(f"{label:<34}" + "".join(f"{spent[p]:9.2f}" for p in PARTS)
               + f"{sum(spent.values()):9.2f}")
-    print(f"{'all 13 processes':<34}" + "".join(f"{sums[p]:9.2f}" for p in PARTS)
+    print(f"{'both processes':<34}" + "".join(f"{sums[p]:9.2f}" for p in PARTS)
           + f"{sum(sums.values()):9.2f}")
 
 

@@ -183,8 +183,8 @@ def test_every_cell_and_metric_is_reproduced_from_its_listed_cases(run: Path) ->
                 assert len(denominator) == in_cell.height
         statuses = {a["role"]: a["status"] for a in report["provenance"]["artifacts"]}
         assert set(statuses.values()) == {"ok"}
-        assert {"release", "cases", "gold", "trajectories", "actions", "scores", "triples",
-                "per_case", "manifest"} == set(statuses)
+        assert {"release", "cases", "gold", "trajectories", "actions", "scores", "run_per_case",
+                "triples", "per_case", "manifest"} == set(statuses)
 
 
 @pytest.mark.slow
@@ -194,7 +194,7 @@ def test_text_and_json_reports(run: Path, capsys: pytest.CaptureFixture) -> None
     text = capsys.readouterr().out
     assert "acc_without_gold = 3" in text and "MATCHES the table" in text
     assert "irrelevance_0 irrelevance_1 irrelevance_2" in text
-    assert "toolcalib generate --model-spec" in text and "toolcalib score" in text
+    assert "toolcalib generate --model-spec" in text and "toolcalib evaluate" in text
     assert '"policy": "never_call"' in text and "limit=3 classifier=" in text
     assert "audit: OK" in text
 

@@ -10,7 +10,7 @@ import pytest
 
 from toolcalib.classify import ActionRow, actions_frame
 from toolcalib.metrics import confusion, per_case, triples, wilson, write_outputs
-from toolcalib.metrics.write import FILES
+from toolcalib.metrics.write import FILES, write_run
 from toolcalib.records import ACTION_CLASSES
 
 KEYS = {"model": "m", "variant": "v", "benchmark": "b"}
@@ -198,9 +198,11 @@ def test_confusion(cases: pl.DataFrame) -> None:
 
 
 def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
-    first = write_outputs(tmp_path / "a", ACTIONS, SCORES, CASES)
-    reordered = actions_frame(ACTIONS[::-1]), pl.DataFrame(SCORES[::-1]), CASES.reverse()
-    write_outputs(tmp_path / "b", *reordered)
+    table = per_case(ACTIONS, SCORES, CASES)
+    first = write_outputs(tmp_path / "a", ACTIONS, [table])
+    # the same cases split into runs given in another order, actions reordered: same bytes
+    runs = [table.filter(pl.col("category") == c) for c in ("miss_param", "base")]
+    write_outputs(tmp_path / "b", actions_frame(ACTIONS[::-1]), runs)
     assert sorted(first) == sorted(FILES)
     for name in FILES:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
@@ -215,3 +217,12 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
     assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
     assert "every case has weight 1" in markdown and "no group is pooled" in markdown
     assert pl.read_parquet(first["per_case.parquet"]).equals(per_case(ACTIONS, SCORES, CASES))
+
+
+def test_a_runs_tables_are_its_rows_of_the_aggregate(tmp_path: Path) -> None:
+    """`write_run` (one run, in its evaluate job) writes what aggregation writes for it."""
+    write_run(tmp_path / "run.parquet", tmp_path / "run.csv", ACTIONS,
+              pl.DataFrame(SCORES[::-1]), CASES.reverse())
+    whole = write_outputs(tmp_path / "all", ACTIONS, [per_case(ACTIONS, SCORES, CASES)])
+    assert (tmp_path / "run.parquet").read_bytes() == whole["per_case.parquet"].read_bytes()
+    assert (tmp_path / "run.csv").read_bytes() == whole["triples.csv"].read_bytes()

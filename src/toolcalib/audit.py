@@ -50,6 +50,7 @@ ARTIFACTS: tuple[tuple[str, str], ...] = (
     ("trajectories", "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl"),
     ("actions", "results/actions/{model}/{variant}/{benchmark}/{category}.parquet"),
     ("scores", "results/scores/{model}/{variant}/{benchmark}/{category}.parquet"),
+    ("run_per_case", "results/runs/{model}/{variant}/{benchmark}/per_case.parquet"),
     ("triples", TRIPLES),
     ("per_case", PER_CASE),
     ("manifest", MANIFEST),

@@ -87,11 +87,29 @@ def parse_line(text: str, model: type[T], file: str, line: int) -> T:
         ) from exc
 
 
+def parse_view(text: str, model: type[T], file: str, line: int) -> T:
+    """`parse_line` for a model that ignores unknown fields: the JSON is parsed and validated in
+    one pass, and fields the model lacks are skipped without being built."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise InputError(f"{file}:{line}: not valid JSON ({first['msg']})") from exc
+        raise InputError(
+            f"{file}:{line}: field '{field_path(first)}': {first['msg']}"
+            f" ({len(exc.errors())} error(s) in {model.__name__})"
+        ) from exc
+
+
 def iter_records(path: str | Path, model: type[T]) -> Iterator[T]:
+    """Each record of a JSONL file; a model that ignores unknown fields (a view) is read
+    with `parse_view`."""
+    parse = parse_view if model.model_config.get("extra") == "ignore" else parse_line
     with open(path, encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                yield parse_line(text, model, str(path), number)
+                yield parse(text, model, str(path), number)
 
 
 def read_records(path: str | Path, model: type[T]) -> list[T]:

@@ -134,3 +134,45 @@ class Trajectory(Record):
 
 
 Message.model_rebuild()
+
+
+class View(BaseModel):
+    """Some fields of a record, read from its JSON line: the other fields are skipped without
+    being built (a case's function docs are most of its bytes)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class TurnView(View):
+    index: int
+    gold_action: GoldClass
+    gold_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class CaseView(View):
+    """A `Case` without function docs, messages and source: what classify, score and aggregate
+    read. Every function that takes a `CaseView` also takes the `Case` itself."""
+
+    id: str
+    benchmark: str
+    category: str
+    turns: list[TurnView]
+    environment: dict[str, Any] = Field(default_factory=dict)
+    gold_action: GoldClass
+    gold_turn: int
+    multi_step: bool = True
+
+
+class TrajectoryView(View):
+    """A `Trajectory` without the conversation and the model's identity (classify and score
+    read the steps); every function that takes it also takes the `Trajectory` itself."""
+
+    case_id: str
+    benchmark: str
+    category: str
+    model: str
+    variant: str
+    outcome: Outcome
+    error: str | None = None
+    turns: list[TurnTrace]
+    interventions: list[Intervention] = Field(default_factory=list)

@@ -11,9 +11,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
-from toolcalib.records import Case, Message
+from toolcalib.records import Case, CaseView, Message
+
+C = TypeVar("C", Case, CaseView)
 
 PERMISSION_PROMPT = (
     "You may ask the user for any information you need that they have not given you, and you "
@@ -38,14 +40,21 @@ class Variant:
 
     def adjust_case(self, case: Case) -> Case:
         """The case as this variant presents it (tools hidden, gold classes remapped)."""
-        if not self.hide_tools and not self.gold_map:
+        case = self.adjust_gold(case)
+        if not self.hide_tools:
+            return case
+        turns = [turn.model_copy(update={"tools_added": []}) for turn in case.turns]
+        return case.model_copy(update={"tools": [], "turns": turns})
+
+    def adjust_gold(self, case: C) -> C:
+        """The case with its gold classes as this variant presents them (a `Case` or the
+        `CaseView` classification reads)."""
+        if not self.gold_map:
             return case
         turns = [turn.model_copy(update={
-            "tools_added": [] if self.hide_tools else turn.tools_added,
             "gold_action": self.gold_map.get(turn.gold_action, turn.gold_action),
         }) for turn in case.turns]
         return case.model_copy(update={
-            "tools": [] if self.hide_tools else case.tools,
             "turns": turns,
             "gold_action": self.gold_map.get(case.gold_action, case.gold_action),
         })

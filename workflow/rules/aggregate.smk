@@ -2,8 +2,7 @@ rule aggregate:
     """Per-category (GAR, TER, Acc) triples, confusion matrices and per-case tables."""
     input:
         actions=run_files("actions", "parquet"),
-        scores=run_files("scores", "parquet"),
-        cases=case_files(),
+        runs=run_tables(),
         code=code("aggregate"),
     output:
         METRICS,
@@ -14,8 +13,8 @@ rule aggregate:
         mem_mb=2000,
         runtime=10,
     shell:
-        "toolcalib aggregate --actions {input.actions:q} --scores {input.scores:q}"
-        " --cases {input.cases:q} --out-dir results/metrics 2> {log:q}"
+        "toolcalib aggregate --actions {input.actions:q} --runs {input.runs:q}"
+        " --out-dir results/metrics 2> {log:q}"
 
 
 rule report:

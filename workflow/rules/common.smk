@@ -80,6 +80,19 @@ def run_files(stage, suffix):
     return [f"results/{stage}/{m}/{v}/{b}/{c}.{suffix}" for m, v, b, c in runs()]
 
 
+def category_files(folder, benchmark, suffix):
+    """`results/<folder>/<benchmark>/<category>.<suffix>` for every category of the benchmark
+    (`folder` may hold wildcards, e.g. `actions/{model}/{variant}`)."""
+    return [f"results/{folder}/{benchmark}/{c}.{suffix}"
+            for c in BENCHMARKS[benchmark]["categories"]]
+
+
+def run_tables():
+    """The per-case table of every (model, variant, benchmark) run."""
+    return [f"results/runs/{m}/{v}/{b}/per_case.parquet" for m in sorted(MODELS)
+            for v in VARIANTS for b in sorted(BENCHMARKS)]
+
+
 def case_files():
     return [f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
             for c in BENCHMARKS[b]["categories"]]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from toolcalib.records import Case, Trajectory
+from pydantic import BaseModel
+
+from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
@@ -14,6 +16,8 @@ MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 class Benchmark(Protocol):
     name: str
     categories: tuple[str, ...]
+    gold_record: type[BaseModel]
+    """The record `gold` returns and `score` takes, one JSON line per case."""
 
     def load_cases(self, source: str, category: str) -> list[Case]: ...
 
@@ -22,7 +26,8 @@ class Benchmark(Protocol):
 
     def gold(self, source: str, case: Case) -> Any: ...
 
-    def score(self, source: str, case: Case, trajectory: Trajectory, gold: Any) -> Any: ...
+    def score(self, source: str, case: Case | CaseView,
+              trajectory: Trajectory | TrajectoryView, gold: Any) -> Any: ...
 
 
 def get_benchmark(name: str) -> Benchmark:

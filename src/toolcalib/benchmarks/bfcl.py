@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from toolcalib.benchmarks.bfcl_normalize import (
@@ -14,7 +15,7 @@ from toolcalib.benchmarks.bfcl_normalize import (
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
-from toolcalib.records import Case, Trajectory
+from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
 from toolcalib.score.gold import GoldTrace, case_environment, gold_trace
 from toolcalib.score.multi_turn import Score, score_case
 
@@ -50,9 +51,15 @@ class Bfcl:
             return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
-    def score(self, source: str | Path, case: Case, trajectory: Trajectory,
-              gold: GoldTrace | None) -> Score:
-        return score_case(case, trajectory, gold, BfclRelease(source))
+    def score(self, source: str | Path, case: Case | CaseView,
+              trajectory: Trajectory | TrajectoryView, gold: GoldTrace | None) -> Score:
+        return score_case(case, trajectory, gold, _release(source))
+
+
+@cache
+def _release(source: str | Path) -> BfclRelease:
+    """One release object per wheel path, so scoring a run resolves and checks it once."""
+    return BfclRelease(source)
 
 
 BENCHMARK = Bfcl()

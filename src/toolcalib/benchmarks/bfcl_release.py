@@ -75,8 +75,12 @@ class BfclRelease:
         name = f"multi_turn_func_doc/{API_CLASSES[class_name][1]}"
         return [json.loads(line) for _, line in self.read_lines(name)]
 
+    @cached_property
+    def _resolved(self) -> str:
+        return str(self.wheel.resolve())
+
     def api_class(self, class_name: str) -> type:
-        return _import_api_class(str(self.wheel.resolve()), class_name)
+        return _import_api_class(self._resolved, class_name)
 
 
 @cache

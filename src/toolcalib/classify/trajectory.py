@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -11,10 +12,12 @@ from toolcalib.records import (
     MODEL_OUTCOMES,
     ActionClass,
     Case,
+    CaseView,
     GoldClass,
     Outcome,
     Record,
     Trajectory,
+    TrajectoryView,
 )
 
 UNREACHED = EmissionAction(action=None, rule="unreached")
@@ -67,8 +70,16 @@ ACTION_SCHEMA: dict[str, pl.DataType] = {
 """The columns of an action table, in order."""
 
 
-def classify_trajectory(trajectory: Trajectory, case: Case, profile: Profile) -> list[ActionRow]:
+def classify_trajectory(trajectory: Trajectory | TrajectoryView, case: Case | CaseView,
+                        profile: Profile) -> list[ActionRow]:
     """Rows for every emission, then the turn, of every turn of `case` (unreached ones too)."""
+    return [ActionRow(**row) for row in action_rows(trajectory, case, profile)]
+
+
+def action_rows(trajectory: Trajectory | TrajectoryView, case: Case | CaseView,
+                profile: Profile) -> list[dict[str, Any]]:
+    """`classify_trajectory`'s rows as plain dicts, for tables: built from validated records,
+    so validating each row again (most of the cost of classifying a run) is skipped."""
     if (trajectory.benchmark, trajectory.case_id) != (case.benchmark, case.id):
         raise ValueError(
             f"trajectory {trajectory.benchmark}/{trajectory.case_id} is not case"
@@ -87,7 +98,7 @@ def classify_trajectory(trajectory: Trajectory, case: Case, profile: Profile) ->
         "outcome": trajectory.outcome,
         "scored": trajectory.outcome in MODEL_OUTCOMES,
     }
-    rows: list[ActionRow] = []
+    rows: list[dict[str, Any]] = []
     for turn in case.turns:
         where = {
             **common,
@@ -100,15 +111,21 @@ def classify_trajectory(trajectory: Trajectory, case: Case, profile: Profile) ->
         actions = [profile.classify(step.emission) for step in steps]
         for step, action in zip(steps, actions, strict=True):
             level = "dropped" if step.dropped else "emission"
-            rows.append(ActionRow(**where, level=level, step=step.index, **action.model_dump()))
+            rows.append(_row(where, action, level=level, step=step.index))
         kept = [action for step, action in zip(steps, actions, strict=True) if not step.dropped]
         decided = UNREACHED if trace is None else turn_action(kept) or EMPTY
         fired = sum(1 for i in trajectory.interventions if i.turn == turn.index and i.fired)
-        rows.append(ActionRow(**where, level="turn", step=None, probes_fired=fired,
-                              **decided.model_dump()))
+        rows.append(_row(where, decided, level="turn", step=None, probes_fired=fired))
     return rows
 
 
-def actions_frame(rows: list[ActionRow]) -> pl.DataFrame:
-    """Action rows as a table with a fixed schema (also when empty)."""
-    return pl.DataFrame([row.model_dump() for row in rows], schema=ACTION_SCHEMA)
+def _row(where: dict[str, Any], action: EmissionAction, **fields: Any) -> dict[str, Any]:
+    return {**where, "probes_fired": 0, "action": action.action, "rule": action.rule,
+            "evidence": action.evidence, **fields}
+
+
+def actions_frame(rows: Sequence[ActionRow | dict[str, Any]]) -> pl.DataFrame:
+    """Action rows (records or `action_rows` dicts) as a table with a fixed schema (also
+    when empty)."""
+    dicts = [row if isinstance(row, dict) else row.model_dump() for row in rows]
+    return pl.DataFrame(dicts, schema=ACTION_SCHEMA)

@@ -39,12 +39,10 @@ class Environment:
         for class_name in involved_classes:
             instance = release.api_class(class_name)()
             if class_name not in STATELESS_CLASSES:
-                config = copy.deepcopy(initial_config.get(class_name, {}))
+                config = json_copy(initial_config.get(class_name, {}))
                 instance._load_scenario(config, long_context=long_context)
             self.instances[class_name] = instance
-            for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-                if not name.startswith("_"):
-                    self.methods[name] = method
+            self.methods.update(public_methods(instance))
 
     def execute(self, call: ToolCall) -> str:
         """BFCL's result string for one call; every failure becomes an error string."""
@@ -74,6 +72,26 @@ class Environment:
         }
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (a case's `initial_config`), several times faster than
+    `copy.deepcopy`: the simulated APIs keep and mutate what they load."""
+    return json.loads(json.dumps(value))
+
+
+_PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
+
+
+def public_methods(instance: Any) -> dict[str, Any]:
+    """The instance's public bound methods by name, sorted by name (the set is the class's:
+    found once per class with `inspect`, which is slow)."""
+    names = _PUBLIC_METHODS.get(type(instance))
+    if names is None:
+        names = tuple(name for name, _ in inspect.getmembers(instance, predicate=inspect.ismethod)
+                      if not name.startswith("_"))
+        _PUBLIC_METHODS[type(instance)] = names
+    return {name: getattr(instance, name) for name in names}
+
+
 def _result_text(result: Any) -> str:
     if type(result) is str:
         return result
@@ -92,7 +110,12 @@ def snapshot(value: Any) -> Any:
     integral floats ints); tuples, sets and dicts with non-string keys get tagged forms; BFCL's
     File and Directory keep only the fields their `__eq__` reads (never a Directory's parent).
     """
-    if value is None or isinstance(value, str):
+    kind = type(value)
+    if kind is str or kind is int or value is None:  # the common exact types first (fast path)
+        return value
+    if kind is list:
+        return [snapshot(item) for item in value]
+    if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return int(value)
@@ -110,16 +133,27 @@ def snapshot(value: Any) -> Any:
         return {"<set>": sorted((snapshot(item) for item in value), key=_sort_key)}
     if isinstance(value, dict):
         tag_like = len(value) == 1 and bool(value.keys() & TAGS)
-        if all(isinstance(key, str) for key in value) and not tag_like:
-            return {key: snapshot(item) for key, item in value.items()}
+        plain = None if tag_like else _string_keyed(value)
+        if plain is not None:
+            return plain
         pairs = [[snapshot(key), snapshot(item)] for key, item in value.items()]
         return {"<dict>": sorted(pairs, key=lambda pair: _sort_key(pair[0]))}
-    kind = type(value).__name__
-    if kind == "File":
+    name = kind.__name__
+    if name == "File":
         return {"<File>": {"name": snapshot(value.name), "content": snapshot(value.content)}}
-    if kind == "Directory":
+    if name == "Directory":
         return {"<Directory>": {"name": snapshot(value.name), "contents": snapshot(value.contents)}}
-    raise TypeError(f"no canonical snapshot for a {type(value).__module__}.{kind}")
+    raise TypeError(f"no canonical snapshot for a {kind.__module__}.{name}")
+
+
+def _string_keyed(value: dict[Any, Any]) -> dict[str, Any] | None:
+    """The snapshot of a dict whose keys are all strings; None if one is not."""
+    plain = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return None
+        plain[key] = snapshot(item)
+    return plain
 
 
 def _sort_key(value: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes, write_json
 from toolcalib.metrics.confusion import confusion
-from toolcalib.metrics.inputs import KEYS, Cases, Rows, action_table
+from toolcalib.metrics.inputs import CASE_KEYS, KEYS, Cases, Rows, action_table
 from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.paired import shift_table
 from toolcalib.metrics.per_case import per_case
@@ -18,6 +19,7 @@ from toolcalib.metrics.triples import DIGITS, triples
 
 FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md",
          "shift.csv")
+"""What aggregation writes, over every run."""
 
 
 def metrics_tree(table: pl.DataFrame) -> dict[str, Any]:
@@ -41,13 +43,24 @@ def _parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def write_run(per_case_out: str | Path, triples_out: str | Path, actions: Rows, scores: Rows,
+              cases: Cases) -> None:
+    """One run's per-case table and its triples (the rows `write_outputs` writes for it)."""
+    case_table = per_case(actions, scores, cases)
+    atomic_write_bytes(per_case_out, _parquet(case_table))
+    atomic_write_bytes(triples_out, _csv(triples(case_table)))
+
+
 def write_outputs(
-    out_dir: str | Path, actions: Rows, scores: Rows, cases: Cases
+    out_dir: str | Path, actions: Rows, case_tables: Sequence[pl.DataFrame]
 ) -> dict[str, Path]:
-    """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths."""
+    """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths.
+
+    `case_tables`: per-case tables of runs (`write_run`), each case in one of them.
+    """
     out = Path(out_dir)
     actions = action_table(actions)
-    case_table = per_case(actions, scores, cases)
+    case_table = pl.concat(case_tables, how="vertical").sort(CASE_KEYS)
     triple_table = triples(case_table)
     atomic_write_bytes(out / "triples.csv", _csv(triple_table))
     atomic_write_bytes(out / "confusion.csv", _csv(confusion(actions, case_table)))

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
-from toolcalib.records import Case, Record
+from toolcalib.records import Case, CaseView, Record
 
 
 class GoldTurn(Record):
@@ -24,7 +24,7 @@ class GoldTrace(Record):
     turns: list[GoldTurn]
 
 
-def case_environment(case: Case, release: BfclRelease) -> Environment:
+def case_environment(case: Case | CaseView, release: BfclRelease) -> Environment:
     """A fresh environment built from the case's `initial_config`."""
     env = case.environment
     return Environment(

@@ -11,7 +11,16 @@ from typing import Any
 from pydantic import Field
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.records import MODEL_OUTCOMES, Case, Emission, Record, ToolCall, Trajectory
+from toolcalib.records import (
+    MODEL_OUTCOMES,
+    Case,
+    CaseView,
+    Emission,
+    Record,
+    ToolCall,
+    Trajectory,
+    TrajectoryView,
+)
 from toolcalib.score.gold import GoldTrace, case_environment
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
@@ -38,7 +47,10 @@ class Score(Record):
 
 
 def score_case(
-    case: Case, trajectory: Trajectory, gold: GoldTrace | None, release: BfclRelease | None
+    case: Case | CaseView,
+    trajectory: Trajectory | TrajectoryView,
+    gold: GoldTrace | None,
+    release: BfclRelease | None,
 ) -> Score:
     """Multi-step cases go to the multi-turn checker, single-emission ones to irrelevance."""
     if not case.multi_step:
@@ -48,7 +60,9 @@ def score_case(
     return score_multi_turn(case, trajectory, gold, release)
 
 
-def score_irrelevance(case: Case, trajectory: Trajectory) -> Score:
+def score_irrelevance(
+    case: Case | CaseView, trajectory: Trajectory | TrajectoryView
+) -> Score:
     """Pass iff no step emitted a valid call (a malformed emission is not one, as in BFCL)."""
     verdict = _Verdict(case, trajectory)
     if not verdict.scored:
@@ -67,7 +81,8 @@ def score_irrelevance(case: Case, trajectory: Trajectory) -> Score:
 
 
 def score_multi_turn(
-    case: Case, trajectory: Trajectory, gold: GoldTrace, release: BfclRelease
+    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: GoldTrace,
+    release: BfclRelease
 ) -> Score:
     """BFCL's multi-turn verdict for one trajectory."""
     verdict = _Verdict(case, trajectory)
@@ -148,7 +163,7 @@ def missing_items(expected: list[str], actual: list[str]) -> list[str]:
 class _Verdict:
     """Builds the Score records of one case and trajectory."""
 
-    def __init__(self, case: Case, trajectory: Trajectory):
+    def __init__(self, case: Case | CaseView, trajectory: Trajectory | TrajectoryView):
         if trajectory.case_id != case.id:
             raise ValueError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
         self.trajectory = trajectory

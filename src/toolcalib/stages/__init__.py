@@ -11,8 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from toolcalib.jsonio import InputError, atomic_write_bytes, read_records
-from toolcalib.records import Case, Trajectory
+from toolcalib.jsonio import atomic_write_bytes
 
 
 def log(message: str) -> None:
@@ -27,14 +26,3 @@ def write_parquet(path: str | Path, frame: pl.DataFrame) -> None:
     atomic_write_bytes(path, tmp.read_bytes())
     tmp.unlink()
 
-
-def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
-    """Each trajectory of a file with its case; an unknown case id is an input error."""
-    by_id = {case.id: case for case in read_records(cases, Case)}
-    pairs = []
-    for number, trajectory in enumerate(read_records(trajectories, Trajectory), start=1):
-        if trajectory.case_id not in by_id:
-            raise InputError(f"{trajectories}:{number}: field 'case_id': unknown case "
-                             f"{trajectory.case_id!r}")
-        pairs.append((by_id[trajectory.case_id], trajectory))
-    return pairs

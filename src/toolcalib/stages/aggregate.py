@@ -4,16 +4,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from toolcalib.jsonio import read_records
 from toolcalib.metrics.write import write_outputs
-from toolcalib.records import Case
 from toolcalib.stages import log
 
 
-def run(actions: Sequence[str], scores: Sequence[str], cases: Sequence[str],
-        out_dir: str) -> None:
+def run(actions: Sequence[str], runs: Sequence[str], out_dir: str) -> None:
+    """`runs`: each run's per-case table (written by `evaluate`)."""
     action_frame = pl.concat([pl.read_parquet(p) for p in actions], how="vertical")
-    score_frame = pl.concat([pl.read_parquet(p) for p in scores], how="vertical")
-    all_cases = [case for path in cases for case in read_records(path, Case)]
-    write_outputs(out_dir, action_frame, score_frame, all_cases)
-    log(f"aggregated {len(actions)} action and {len(scores)} score tables -> {out_dir}")
+    write_outputs(out_dir, action_frame, [pl.read_parquet(p) for p in runs])
+    log(f"aggregated {len(actions)} action tables and {len(runs)} runs -> {out_dir}")

@@ -1,0 +1,62 @@
+"""Classify and score one run (model, variant, benchmark), one category file at a time.
+
+Cases and trajectories are read as views (`CaseView`, `TrajectoryView`): function docs and the
+conversation, most of the bytes, are skipped unbuilt; each input is parsed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolcalib.benchmarks import Benchmark
+from toolcalib.classify.base import Profile
+from toolcalib.classify.trajectory import action_rows
+from toolcalib.jsonio import InputError, read_records
+from toolcalib.records import CaseView, TrajectoryView
+from toolcalib.score.multi_turn import Score
+from toolcalib.variants import get_variant
+
+
+@dataclass(frozen=True)
+class Category:
+    """One category's inputs: the case, gold-trace and trajectory files."""
+
+    cases: str
+    gold: str
+    trajectories: str
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One category's action rows (`action_rows` dicts) and scores, and the cases it covers."""
+
+    actions: list[dict[str, Any]]
+    scores: list[Score]
+    cases: list[CaseView]
+
+
+def matching(cases: str, trajectories: str) -> list[tuple[CaseView, TrajectoryView]]:
+    """Each trajectory of a file with its case; an unknown case id is an input error."""
+    by_id = {case.id: case for case in read_records(cases, CaseView)}
+    pairs = []
+    for number, trajectory in enumerate(read_records(trajectories, TrajectoryView), start=1):
+        if trajectory.case_id not in by_id:
+            raise InputError(f"{trajectories}:{number}: field 'case_id': unknown case "
+                             f"{trajectory.case_id!r}")
+        pairs.append((by_id[trajectory.case_id], trajectory))
+    return pairs
+
+
+def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
+             files: Category) -> Evaluated:
+    """Action rows (gold classes as the trajectory's variant presents them) and the
+    benchmark's verdict of every trajectory of one category."""
+    pairs = matching(files.cases, files.trajectories)
+    golds = {trace.case_id: trace for trace in read_records(files.gold, benchmark.gold_record)}
+    actions = [row for case, trajectory in pairs for row in action_rows(
+        trajectory, get_variant(trajectory.variant).adjust_gold(case), profile)]
+    scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))
+              for case, trajectory in pairs]
+    return Evaluated(actions, scores, [case for case, _ in pairs])

@@ -1,0 +1,93 @@
+"""The evaluate stage: views read what classify and score need; one process writes every
+category's actions and scores and the run's per-case table and triples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.test_classify_paper import make_case, make_trajectory
+from toolcalib.classify import actions_frame, classify_trajectory, get_profile
+from toolcalib.jsonio import InputError, read_records, write_jsonl
+from toolcalib.records import Case, CaseView, Emission, Trajectory, TrajectoryView
+from toolcalib.score.gold import GoldTrace
+from toolcalib.score.multi_turn import score_case
+from toolcalib.stages import evaluate as stage
+
+TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell me the file name?"}
+
+
+def irrelevance_case(case_id: str) -> Case:
+    case = make_case(["refuse"], 0)
+    tools = [{"name": "f", "description": "d", "parameters": {"type": "dict", "properties": {}}}]
+    return case.model_copy(update={"id": case_id, "category": "irrelevance", "tools": tools,
+                                   "multi_step": False})
+
+
+def answer(case_id: str) -> Trajectory:
+    run = make_trajectory([[Emission(text=TEXTS[case_id])]])
+    return run.model_copy(update={"case_id": case_id, "category": "irrelevance",
+                                  "variant": "baseline"})
+
+
+def test_views_are_the_records_without_docs_and_conversation(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "cases.jsonl", [irrelevance_case("c1")])
+    write_jsonl(tmp_path / "runs.jsonl", [answer("c1")])
+    case, view = read_records(tmp_path / "cases.jsonl", Case)[0], \
+        read_records(tmp_path / "cases.jsonl", CaseView)[0]
+    assert not hasattr(view, "tools") and not hasattr(view.turns[0], "messages")
+    assert {k: getattr(case, k) for k in ("id", "gold_action", "gold_turn", "multi_step")} == \
+        {k: getattr(view, k) for k in ("id", "gold_action", "gold_turn", "multi_step")}
+    trajectory = read_records(tmp_path / "runs.jsonl", TrajectoryView)[0]
+    profile = get_profile("paper")
+    assert classify_trajectory(trajectory, view, profile) == \
+        classify_trajectory(answer("c1"), case, profile)
+    assert score_case(view, trajectory, None, None) == score_case(case, answer("c1"), None, None)
+
+
+def test_a_bad_view_line_names_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "c1"}\n{not json\n')
+    with pytest.raises(InputError, match=r"cases.jsonl:1: field 'benchmark'"):
+        read_records(path, CaseView)
+    path.write_text("\n" + irrelevance_case("c1").model_dump_json() + "\n{not json\n")
+    with pytest.raises(InputError, match=r"cases.jsonl:3: not valid JSON"):
+        read_records(path, CaseView)
+
+
+def test_one_process_writes_every_category_and_the_run_tables(tmp_path: Path,
+                                                              bfcl_wheel: Path) -> None:
+    files = {}
+    for category, ids in {"irrelevance": ["c1"], "live_irrelevance": ["c2"]}.items():
+        cases = [irrelevance_case(i).model_copy(update={"category": category}) for i in ids]
+        runs = [answer(i).model_copy(update={"category": category}) for i in ids]
+        for name, rows in {"cases": cases, "trajectories": runs,
+                           "gold": [GoldTrace(case_id=i, category=category, turns=[])
+                                    for i in ids]}.items():
+            files.setdefault(name, []).append(str(tmp_path / name / f"{category}.jsonl"))
+            write_jsonl(files[name][-1], rows)
+        for name in ("actions", "scores"):
+            files.setdefault(name, []).append(str(tmp_path / name / f"{category}.parquet"))
+    stage.run(profile="paper", benchmark="bfcl", source=str(bfcl_wheel), **files,
+              per_case=str(tmp_path / "per_case.parquet"), triples=str(tmp_path / "triples.csv"))
+    expected = classify_trajectory(answer("c2").model_copy(update={"category": "live_irrelevance"}),
+                                   irrelevance_case("c2").model_copy(
+                                       update={"category": "live_irrelevance"}),
+                                   get_profile("paper"))
+    assert pl.read_parquet(files["actions"][1]).equals(actions_frame(expected))
+    assert pl.read_parquet(files["scores"][0])["passed"].to_list() == [True]
+    per_case = pl.read_parquet(tmp_path / "per_case.parquet")
+    assert per_case.select("case_id", "emitted", "gold_emitted").rows() == [
+        ("c1", "refuse", True), ("c2", "ask", False)]
+    triples = pl.read_csv(tmp_path / "triples.csv")
+    assert triples["category"].to_list() == ["irrelevance", "live_irrelevance"]
+    assert triples["gar"].to_list() == [1.0, 0.0] and triples["acc"].to_list() == [1.0, 1.0]
+
+
+def test_one_file_per_category_in_every_list(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="one file per category"):
+        stage.run(profile="paper", benchmark="bfcl", source="s", cases=["a", "b"], gold=["a"],
+                  trajectories=["a", "b"], actions=["a", "b"], scores=["a", "b"],
+                  per_case="p", triples="t")
