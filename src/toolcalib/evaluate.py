@@ -55,6 +55,8 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     benchmark's verdict of every trajectory of one category."""
     pairs = matching(files.cases, files.trajectories)
     golds = {trace.case_id: trace for trace in read_records(files.gold, benchmark.gold_record)}
+    profile.prepare([step.emission for _, trajectory in pairs for turn in trajectory.turns
+                     for step in turn.steps])
     actions = [row for case, trajectory in pairs for row in action_rows(
         trajectory, get_variant(trajectory.variant).adjust_gold(case), profile)]
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))

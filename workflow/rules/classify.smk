@@ -2,17 +2,19 @@ rule validate_classifier:
     """Every classifier profile against the hand- and model-labelled corpus."""
     input:
         corpus=config["classifier_corpus"],
-        code=code("validate", *PROFILE_CODE),
+        judge=judge_inputs,
+        code=code("validate", *PROFILE_CODE, *JUDGE_CODE),
     output:
         VALIDATION,
     params:
         profiles=PROFILES,
+        judge=judge_args,
     log:
         "results/logs/validate_classifier.log",
-    threads: 1
+    threads: 64 if JUDGE_LOCAL else 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=8000 if JUDGE_LOCAL else 1000,
+        runtime=120 if JUDGE else 5,
     shell:
-        "toolcalib validate --corpus {input.corpus:q} --profiles {params.profiles}"
+        "toolcalib validate --corpus {input.corpus:q} --profiles {params.profiles}{params.judge}"
         " --out-dir results/metrics 2> {log:q}"

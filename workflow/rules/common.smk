@@ -1,5 +1,6 @@
 # Config lookups, input functions and targets shared by every rule.
 import json
+import shlex
 
 from toolcalib.backends import MODULES as BACKEND_MODULES
 from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
@@ -38,16 +39,26 @@ def release(wildcards):
     return f"results/raw/{wildcards.benchmark}/{BENCHMARKS[wildcards.benchmark]['file']}"
 
 
+def converted(name):
+    """The converted weights model `name` needs, if its config names pinned `source` weights."""
+    return [f"results/models/{name}"] if MODELS[name].get("source") else []
+
+
 def model_dir(wildcards):
-    """The converted weights a model needs, if its config names pinned `source` weights."""
-    return [f"results/models/{wildcards.model}"] if MODELS[wildcards.model].get("source") else []
+    return converted(wildcards.model)
+
+
+def spec_json(name, overrides=None):
+    """The `--model-spec` JSON of model `name`, `overrides` merged into its options."""
+    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit")}
+    extra = {**(overrides or {}), **{"model_dir": d for d in converted(name)}}
+    if extra:
+        spec["options"] = {**spec.get("options", {}), **extra}
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
 def model_spec(wildcards):
-    spec = {k: v for k, v in MODELS[wildcards.model].items() if k not in ("source", "limit")}
-    if model_dir(wildcards):
-        spec["options"] = {**spec.get("options", {}), "model_dir": model_dir(wildcards)[0]}
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    return spec_json(wildcards.model)
 
 
 def generate_threads(wildcards):
@@ -108,10 +119,39 @@ METRICS = [
 ]
 
 
-PROFILES = ["paper", "default"]
+JUDGE = config.get("judge")
+"""The `judge` profile's model (an entry of `models`) and its option overrides, if any."""
+if JUDGE and JUDGE["model"] not in MODELS:
+    raise ValueError(f"config 'judge': model {JUDGE['model']!r} is not in 'models'")
+if JUDGE and MODELS[JUDGE["model"]]["backend"] == "policy":
+    raise ValueError("config 'judge': a reference policy cannot judge")
+if config["classifier"] == "judge" and not JUDGE:
+    raise ValueError("config: classifier 'judge' needs a 'judge' section naming a model")
+PROFILES = ["paper", "default", *(["judge"] if JUDGE else [])]
 PROFILE_CODE = ["classify/paper.py", "classify/default.py", "data/paper_classifier.yaml",
                 "data/default_classifier.yaml"]
 """Profiles load their cue data and are registered lazily: declared here explicitly."""
+JUDGE_CODE = ([module_file(BACKEND_MODULES[MODELS[JUDGE["model"]]["backend"]]),
+               "data/judge_rubric.yaml"] if JUDGE else [])
+"""What a stage running the judge also runs: its rubric and its (lazily loaded) backend."""
+CLASSIFIER_JUDGE = config["classifier"] == "judge"
+"""The triples' actions come from the judge: the evaluate jobs run it."""
+JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] == "transformers"
+"""A local judge takes the whole machine, as a local model's generate job does."""
+
+
+def judge_inputs(wildcards=None):
+    """The judge model's converted weights, if it has any (empty without a judge)."""
+    return converted(JUDGE["model"]) if JUDGE else []
+
+
+def judge_args(wildcards=None):
+    """The command-line arguments (each after a space) that give a stage the judge and the
+    response store; empty without a judge."""
+    if not JUDGE:
+        return ""
+    spec = spec_json(JUDGE["model"], JUDGE.get("options"))
+    return f" --judge-spec {shlex.quote(spec)} --store {shlex.quote(config['store'])}"
 VALIDATION = [
     "results/metrics/classifier_validation.csv",
     "results/metrics/classifier_summary.csv",

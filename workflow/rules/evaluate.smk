@@ -13,7 +13,9 @@ for _benchmark in sorted(BENCHMARKS):
             gold=category_files("gold", _benchmark, "jsonl"),
             trajectories=category_files("trajectories/{model}/{variant}", _benchmark, "jsonl"),
             release=f"results/raw/{_benchmark}/{BENCHMARKS[_benchmark]['file']}",
-            code=code("evaluate", *PROFILE_CODE, benchmarks=True),
+            judge=judge_inputs if CLASSIFIER_JUDGE else [],
+            code=code("evaluate", *PROFILE_CODE, *(JUDGE_CODE if CLASSIFIER_JUDGE else []),
+                      benchmarks=True),
         output:
             actions=category_files("actions/{model}/{variant}", _benchmark, "parquet"),
             scores=category_files("scores/{model}/{variant}", _benchmark, "parquet"),
@@ -22,15 +24,16 @@ for _benchmark in sorted(BENCHMARKS):
         params:
             profile=config["classifier"],
             benchmark=_benchmark,
+            judge=judge_args if CLASSIFIER_JUDGE else "",
         log:
             f"results/logs/evaluate/{{model}}/{{variant}}/{_benchmark}.log",
-        threads: 1
+        threads: 64 if CLASSIFIER_JUDGE and JUDGE_LOCAL else 1
         resources:
-            mem_mb=2000,
+            mem_mb=8000 if CLASSIFIER_JUDGE and JUDGE_LOCAL else 2000,
             runtime=30,
         shell:
             "toolcalib evaluate --profile {params.profile} --benchmark {params.benchmark}"
             " --source {input.release:q} --cases {input.cases:q} --gold {input.gold:q}"
             " --trajectories {input.trajectories:q} --actions {output.actions:q}"
             " --scores {output.scores:q} --per-case {output.per_case:q}"
-            " --triples {output.triples:q} 2> {log:q}"
+            " --triples {output.triples:q}{params.judge} 2> {log:q}"

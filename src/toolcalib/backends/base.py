@@ -19,13 +19,14 @@ class ContextOverflow(InfrastructureError):
 @dataclass(frozen=True)
 class Request:
     """One model step. `case`, `turn` and `step` are for reference policies only: real backends
-    see just the messages, the tools and the generation parameters."""
+    see just the messages, the tools and the generation parameters. A request that is no step
+    of a case (a judge's question about an emission) has no case."""
 
     messages: list[Message]
     tools: list[dict[str, Any]]
-    case: Case
-    turn: int
-    step: int
+    case: Case | None = None
+    turn: int = 0
+    step: int = 0
     params: dict[str, Any] = field(default_factory=dict)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, Record
 
@@ -29,6 +29,11 @@ class Profile(ABC):
     """
 
     name: str
+
+    def prepare(self, emissions: Sequence[Emission]) -> None:
+        """Called with the emissions about to be classified one by one: a profile that asks a
+        model sends their requests here in batches; rule profiles have nothing to do."""
+        return None
 
     @abstractmethod
     def classify_text(self, text: str) -> EmissionAction:

@@ -115,7 +115,7 @@ class DefaultProfile(Profile):
         return super().classify(emission)
 
     def classify_text(self, text: str) -> EmissionAction:
-        visible = _strip_reasoning(text)
+        visible = strip_reasoning(text)
         for detail, regex in self.call_shapes.items():
             if found := regex.search(visible):
                 return self._action("malformed", detail, found.group(0))
@@ -204,7 +204,7 @@ def _compile(table: dict[str, str]) -> dict[str, re.Pattern[str]]:
     return {name: re.compile(regex) for name, regex in table.items()}
 
 
-def _strip_reasoning(text: str) -> str:
+def strip_reasoning(text: str) -> str:
     """`text` without reasoning blocks; a `</think>` with no opening tag ends the reasoning."""
     if (close := THINK_CLOSE.search(text)) and "<think>" not in text[: close.start()].lower():
         text = text[close.end() :]

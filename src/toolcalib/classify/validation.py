@@ -124,9 +124,11 @@ def _resolve(profiles: Sequence[str | Profile]) -> list[Profile]:
 def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profile]) -> pl.DataFrame:
     """One row per (profile, corpus row): label, prediction, rule and evidence."""
     records = []
+    emissions = [row.emission() for row in rows]
     for profile in _resolve(profiles):
-        for row in rows:
-            action = profile.classify(row.emission())
+        profile.prepare(emissions)
+        for row, emission in zip(rows, emissions, strict=True):
+            action = profile.classify(emission)
             predicted = action.action or NO_CLASS
             records.append({
                 "profile": profile.name, "id": row.id, "label": row.label,

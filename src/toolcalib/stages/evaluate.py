@@ -10,7 +10,8 @@ from contextlib import contextmanager
 import polars as pl
 
 from toolcalib.benchmarks import get_benchmark
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.choose import choose_profile
+from toolcalib.classify.judge import JudgeProfile
 from toolcalib.classify.trajectory import actions_frame
 from toolcalib.evaluate import Category, evaluate
 from toolcalib.jsonio import dumps
@@ -47,13 +48,15 @@ def no_cycle_collection() -> Iterator[None]:
 
 def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: Sequence[str],
         trajectories: Sequence[str], actions: Sequence[str], scores: Sequence[str],
-        per_case: str, triples: str) -> None:
+        per_case: str, triples: str, judge_spec: str | None = None,
+        store: str | None = None) -> None:
     """Per category i: `cases[i]`, `gold[i]`, `trajectories[i]` -> `actions[i]`, `scores[i]`;
-    then the run's `per_case` table and its `triples` over all of them."""
+    then the run's `per_case` table and its `triples` over all of them. `judge_spec`, `store`:
+    the judge model and the response store, for profile `judge`."""
     if len({len(cases), len(gold), len(trajectories), len(actions), len(scores)}) != 1:
         raise ValueError("--cases, --gold, --trajectories, --actions and --scores take one file"
                          " per category, in the same order")
-    chosen, bench = get_profile(profile), get_benchmark(benchmark)
+    chosen, bench = choose_profile(profile, judge_spec, store), get_benchmark(benchmark)
     action_frames, score_frames, run_cases = [], [], []
     with no_cycle_collection():
         for files, actions_out, scores_out in zip(
@@ -69,4 +72,6 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
                 f" {len(done.scores)} scored ({passed} passed) -> {actions_out}, {scores_out}")
         write_run(per_case, triples, pl.concat(action_frames), pl.concat(score_frames),
                   run_cases)
+    if isinstance(chosen, JudgeProfile):
+        log(chosen.summary())
     log(f"per-case table and triples of {len(run_cases)} cases -> {per_case}, {triples}")

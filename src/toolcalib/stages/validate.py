@@ -5,17 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolcalib.classify.choose import choose_profile
+from toolcalib.classify.judge import JudgeProfile
 from toolcalib.classify.validation import render_markdown, validation_frames
 from toolcalib.jsonio import atomic_write_bytes
 from toolcalib.stages import log
 
 
-def run(corpus: str, profiles: Sequence[str], out_dir: str) -> None:
-    table, summary = validation_frames(corpus, list(profiles))
+def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: str | None = None,
+        store: str | None = None) -> None:
+    """`judge_spec` and `store`: the judge model and the response store, for profile `judge`."""
+    chosen = [choose_profile(name, judge_spec, store) for name in profiles]
+    table, summary = validation_frames(corpus, chosen)
     out = Path(out_dir)
     for name, frame in (("classifier_validation.csv", table),
                         ("classifier_summary.csv", summary)):
         atomic_write_bytes(out / name, frame.write_csv(float_precision=6).encode("utf-8"))
     atomic_write_bytes(out / "classifier_validation.md",
                        render_markdown(table, summary).encode("utf-8"))
+    for profile in chosen:
+        if isinstance(profile, JudgeProfile):
+            log(profile.summary())
     log(f"validated {', '.join(profiles)} on {corpus} -> {out}")

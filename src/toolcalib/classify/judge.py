@@ -1,0 +1,161 @@
+"""The `judge` profile: a configured model labels text emissions with a fixed, versioned rubric.
+
+What the rules decide, without the judge: everything the `default` profile classes as
+`tool_call` or `malformed` (calls the harness executes, call shapes in the text, malformed
+parses), and emissions with no words outside reasoning blocks (`default`'s `other`). Every other
+emission's visible text (reasoning removed, cut to the rubric's `max_chars`) is one judge
+request: the rubric's system prompt, its examples as earlier user/assistant turns, then the
+text; no tools. The judge sees the emission alone (no conversation), as every profile does.
+
+The reply is read strictly (`parse_reply`): reasoning blocks and surrounding whitespace
+removed, it must be exactly one of ask/refuse/confirm/other (any case, one optional full stop).
+Anything else is counted (`unparsed`) and classed `other` with rule `judge:other:unparsed` and
+the reply as evidence: never guessed from the words. A judged emission's rule is
+`judge:<class>`, its evidence the reply. A failed request (`InfrastructureError`) is never a
+label: `JudgeUnavailable` is raised, nothing is stored for it, and a rerun asks again.
+
+Requests go through the response store like any generation, so a rerun makes no judge calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+from typing import Literal
+
+import yaml
+from pydantic import Field
+
+from toolcalib.backends import make_backend
+from toolcalib.backends.base import Backend, InfrastructureError, Request
+from toolcalib.classify.base import EmissionAction, Profile
+from toolcalib.classify.default import WORD, strip_reasoning
+from toolcalib.classify.profiles import get_profile
+from toolcalib.config import ModelSpec
+from toolcalib.records import Emission, Message, Record
+from toolcalib.store import ResponseStore, StoredBackend
+
+DATA_FILE = "judge_rubric.yaml"
+JudgedClass = Literal["ask", "refuse", "confirm", "other"]
+JUDGED: tuple[str, ...] = ("ask", "refuse", "confirm", "other")
+"""The classes a judge chooses between; the rules decide tool_call and malformed."""
+REPLY = re.compile(r"\s*(ask|refuse|confirm|other)\.?\s*", re.IGNORECASE)
+EVIDENCE_CHARS = 200
+
+
+class JudgeUnavailable(InfrastructureError):
+    """The judge backend failed a request: the stage fails; no label is recorded."""
+
+
+class Example(Record):
+    text: str
+    label: JudgedClass
+
+
+class Rubric(Record):
+    """The versioned prompt (see `data/judge_rubric.yaml`)."""
+
+    version: str
+    max_chars: int = Field(ge=1)
+    system: str
+    user: str
+    examples: list[Example]
+
+    def messages(self, text: str) -> list[Message]:
+        """The judge request for one emission's visible text."""
+        shots = [Message(role=role, content=content)
+                 for example in self.examples
+                 for role, content in (("user", self.user.format(text=example.text)),
+                                       ("assistant", example.label))]
+        return [Message(role="system", content=self.system), *shots,
+                Message(role="user", content=self.user.format(text=text))]
+
+
+@cache
+def load_rubric() -> Rubric:
+    """The packaged rubric."""
+    data = files("toolcalib").joinpath("data", DATA_FILE).read_text("utf-8")
+    return Rubric.model_validate(yaml.safe_load(data))
+
+
+def parse_reply(reply: str) -> str | None:
+    """The class a judge's reply names, or None when it is not exactly one class name."""
+    found = REPLY.fullmatch(strip_reasoning(reply))
+    return found.group(1).lower() if found else None
+
+
+class JudgeProfile(Profile):
+    """The default profile's call rules, then a judge backend's answer (module docstring)."""
+
+    name = "judge"
+
+    def __init__(self, backend: Backend, batch_size: int = 1, rubric: Rubric | None = None):
+        self.backend = backend
+        self.batch_size = batch_size
+        self.rubric = rubric or load_rubric()
+        self.rules = get_profile("default")
+        self.verdicts: dict[str, EmissionAction] = {}
+        """Judged visible text -> action (a text is asked about once per run)."""
+        self.unparsed = 0
+
+    def question(self, emission: Emission) -> str | None:
+        """The text the judge is asked about, or None when the rules decide."""
+        if self.rules.classify(emission).action not in JUDGED:
+            return None
+        visible = strip_reasoning(emission.text).strip()
+        return visible[: self.rubric.max_chars] if WORD.search(visible) else None
+
+    def classify(self, emission: Emission) -> EmissionAction:
+        text = self.question(emission)
+        if text is None:
+            return self.rules.classify(emission)
+        if text not in self.verdicts:
+            self._judge([text])
+        return self.verdicts[text]
+
+    def classify_text(self, text: str) -> EmissionAction:
+        return self.classify(Emission(text=text))
+
+    def prepare(self, emissions: Sequence[Emission]) -> None:
+        """Ask about every new text in batches of `batch_size` requests."""
+        texts = [t for t in dict.fromkeys(map(self.question, emissions))
+                 if t is not None and t not in self.verdicts]
+        for start in range(0, len(texts), self.batch_size):
+            self._judge(texts[start:start + self.batch_size])
+
+    def _judge(self, texts: list[str]) -> None:
+        requests = [Request(messages=self.rubric.messages(text), tools=[]) for text in texts]
+        answers = self.backend.generate_batch(requests)
+        failed = [a for a in answers if isinstance(a, InfrastructureError)]
+        if failed:
+            raise JudgeUnavailable(
+                f"judge '{self.backend.name}' failed {len(failed)} of {len(texts)} requests "
+                f"(first: {failed[0]}); no label is recorded for them: rerun when it is back")
+        for text, answer in zip(texts, answers, strict=True):
+            assert isinstance(answer, Emission)
+            reply = answer.text.strip()
+            label = parse_reply(reply)
+            self.unparsed += label is None
+            self.verdicts[text] = EmissionAction(
+                action=label or "other", rule=f"judge:{label}" if label else "judge:other:unparsed",
+                evidence=reply[:EVIDENCE_CHARS])
+
+    def summary(self) -> str:
+        """What the judge did, for the stage's log."""
+        counts = ""
+        if isinstance(self.backend, StoredBackend):
+            counts = (f"{self.backend.misses} judge calls, {self.backend.hits} answers from the "
+                      f"store, ")
+        return (f"judge '{self.backend.name}' ({self.rubric.version}): {len(self.verdicts)} "
+                f"texts judged, {counts}{self.unparsed} unparseable replies (classed other)")
+
+
+def make_judge(spec: ModelSpec, store: str) -> JudgeProfile:
+    """The judge profile over `spec`'s backend, every request through the response store."""
+    backend = make_backend(spec)
+    if not backend.cacheable:
+        raise ValueError(f"judge model '{spec.name}': backend '{spec.backend}' is a reference "
+                         "policy, not a model that can judge")
+    return JudgeProfile(StoredBackend(backend, ResponseStore(store)), batch_size=spec.batch_size)
