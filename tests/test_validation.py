@@ -47,6 +47,11 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
+PROVENANCE = {"model": "m", "variant": "sri", "benchmark": "bfcl", "category": "irrelevance",
+              "case": "irrelevance_3", "turn": 0, "step": 1}
+MODEL_ID = "model-m-sri-irrelevance-irrelevance_3-t0-s1"
+
+
 # gold ask ask ask refuse refuse other / predicted ask ask refuse refuse other other:
 #   ask     TP 2, predicted 2, support 3: P 1,   R 2/3, F1 = 2(2/3)/(5/3) = 0.8
 #   refuse  TP 1, predicted 2, support 2: P 1/2, R 1/2, F1 1/2
@@ -148,9 +153,16 @@ def test_emissions_built_from_rows(tmp_path: Path) -> None:
     ("bad", "message"),
     [
         ({"label": "maybe"}, "label"),  # replaces the good label
-        ({"source": "model:m/cat/case/x/0"}, "integers"),
-        ({"source": "model:m/cat/case/0"}, "is not 'hand'"),
-        ({"source": "web"}, "is not 'hand'"),
+        ({"source": "web"}, "source"),
+        ({"source": "model"}, "provenance: required"),
+        ({"provenance": PROVENANCE}, "provenance: required"),  # on a hand row
+        ({"source": "model", "provenance": PROVENANCE}, "is not 'model-m-sri-irrelevance-"),
+        ({"id": MODEL_ID, "source": "model", "provenance": {**PROVENANCE, "step": "x"}},
+         "provenance.step"),
+        ({"id": MODEL_ID, "source": "model", "provenance": {**PROVENANCE, "extra": 1}},
+         "provenance.extra"),
+        ({"id": MODEL_ID, "source": "model",
+          "provenance": {k: v for k, v in PROVENANCE.items() if k != "case"}}, "provenance.case"),
         ({"structured_calls": True}, "structured_calls needs parse 'ok'"),
         ({"extra": 1}, "extra"),
     ],
@@ -168,10 +180,11 @@ def test_duplicate_ids_and_empty_corpus(tmp_path: Path) -> None:
         load_corpus(write(tmp_path / "e.jsonl", []))
 
 
-def test_model_sources_are_accepted(tmp_path: Path) -> None:
-    source = "model:Qwen/Qwen3-8B/multi_turn_base/multi_turn_base_3/1/0"
-    (loaded,) = load_corpus(write(tmp_path / "c.jsonl", [row("a", "x", "ask", source=source)]))
-    assert loaded.source == source
+def test_model_rows_carry_their_provenance(tmp_path: Path) -> None:
+    model_row = row(MODEL_ID, "x", "ask", source="model", provenance=PROVENANCE)
+    (loaded,) = load_corpus(write(tmp_path / "c.jsonl", [model_row]))
+    assert loaded.provenance is not None and loaded.provenance.case == "irrelevance_3"
+    assert loaded.provenance.weights_sha256 is None
 
 
 def test_render_markdown() -> None:

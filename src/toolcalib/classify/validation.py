@@ -2,8 +2,10 @@
 
 A corpus is JSONL, one row per emission: `id`, `text`, `structured_calls` (the backend returned
 structured calls), `parse` (what the harness made of the text: none/ok/malformed), `label` (one
-of `records.ACTION_CLASSES`), `reason` (one line) and `source` (`hand`, or
-`model:<name>/<category>/<case>/<turn>/<step>`; the name may hold "/").
+of `records.ACTION_CLASSES`), `reason` (one line) and `source`: `hand` (written by hand), or
+`model` (a real emission taken from a trajectory of this pipeline; `classify.corpus` samples
+them) with its `provenance` (model, variant, benchmark, category, case, turn, step, weights hash)
+and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`.
 
 Metrics, per profile over all rows:
 - per class: precision = TP / predicted, recall = TP / support, F1 their harmonic mean, each 0.0
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
-from pydantic import ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.profiles import get_profile
@@ -61,6 +63,24 @@ PREDICTION_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+class Provenance(Record):
+    """Where a real emission was taken from: the run, the case, the turn and the step."""
+
+    model: str
+    variant: str
+    benchmark: str
+    category: str
+    case: str
+    turn: int = Field(ge=0)
+    step: int = Field(ge=0)
+    weights_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+    def row_id(self) -> str:
+        """The emission's corpus id: `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`."""
+        return (f"model-{self.model}-{self.variant}-{self.category}-{self.case}"
+                f"-t{self.turn}-s{self.step}")
+
+
 class CorpusRow(Record):
     """One labelled emission."""
 
@@ -70,25 +90,17 @@ class CorpusRow(Record):
     parse: Literal["none", "ok", "malformed"]
     label: ActionClass
     reason: str
-    source: str
-
-    @field_validator("source")
-    @classmethod
-    def _source(cls, source: str) -> str:
-        if source == "hand":
-            return source
-        parts = source.removeprefix("model:").rsplit("/", 4)
-        if not source.startswith("model:") or len(parts) != 5 or not all(parts):
-            raise ValueError(f"source {source!r} is not 'hand' or 'model:<name>/<category>/"
-                             "<case>/<turn>/<step>'")
-        if not (parts[3].isdigit() and parts[4].isdigit()):
-            raise ValueError(f"source {source!r}: turn and step must be integers")
-        return source
+    source: Literal["hand", "model"]
+    provenance: Provenance | None = None
 
     @model_validator(mode="after")
-    def _calls(self) -> CorpusRow:
+    def _consistent(self) -> CorpusRow:
         if self.structured_calls and self.parse != "ok":
             raise ValueError("structured_calls needs parse 'ok'")
+        if (self.source == "model") != (self.provenance is not None):
+            raise ValueError("provenance: required for source 'model', absent for 'hand'")
+        if self.provenance is not None and self.id != self.provenance.row_id():
+            raise ValueError(f"id {self.id!r} is not {self.provenance.row_id()!r} (provenance)")
         return self
 
     def emission(self) -> Emission:
