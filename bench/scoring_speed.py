@@ -48,6 +48,8 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.execute.calls import render_call
+from toolcalib.metrics.inputs import read_table
+from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.records import ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,17 +159,17 @@ def our_jobs(work: Path, model: str, profile: str = PROFILE) -> tuple[str, str]:
         "scores": lambda c: output("scores", model, c)}.items()}
     evaluate = (f"toolcalib evaluate --profile {profile} --benchmark bfcl --source {q(RELEASE)}"
                 + "".join(f" --{name} {paths}" for name, paths in files.items())
-                + f" --per-case {q(run_output(model, 'per_case.parquet'))}"
+                + f" --per-case {q(run_output(model, 'per_case.jsonl'))}"
                 f" --triples {q(run_output(model, 'triples.csv'))}"
                 f" 2> {q(log(work, 'evaluate', model))}")
     aggregate = (f"toolcalib aggregate --actions {files['actions']}"
-                 f" --runs {q(run_output(model, 'per_case.parquet'))}"
+                 f" --runs {q(run_output(model, 'per_case.jsonl'))}"
                  f" --out-dir results/metrics 2> results/logs/aggregate.log")
     return evaluate, aggregate
 
 
 def output(stage: str, model: str, category: str) -> str:
-    return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.parquet"
+    return f"results/{stage}/{model}/{VARIANT}/bfcl/{category}.jsonl"
 
 
 def run_output(model: str, name: str) -> str:
@@ -195,7 +197,9 @@ def compare(work: Path, model: str) -> list[str]:
     """Differences between our verdicts/GAR and the baseline's (empty: identical)."""
     theirs = json.loads((work / "baseline.json").read_text())
     problems = []
-    ours_scores = pl.concat([pl.read_parquet(work / output("scores", model, c))
+    ours_scores = pl.concat([pl.read_ndjson(work / output("scores", model, c),
+                                            infer_schema_length=None)
+                             .select("case_id", "scored", "passed", "error_type")
                              for c in CATEGORIES]).filter("scored")
     seen = set()
     for row in ours_scores.iter_rows(named=True):
@@ -207,8 +211,8 @@ def compare(work: Path, model: str) -> list[str]:
             problems.append(f"{row['case_id']}: ours {row['passed']}/{row['error_type']},"
                             f" BFCL {ref['valid']}/{ref['error_type']}")
     problems += [f"{case}: only the baseline scored it" for case in set(theirs["verdicts"]) - seen]
-    run_cases = work / run_output(model, "per_case.parquet")
-    per_case = pl.read_parquet(run_cases).filter("scored")
+    run_table = read_table(work / run_output(model, "per_case.jsonl"), CASE_SCHEMA)
+    per_case = run_table.filter("scored")
     for row in per_case.iter_rows(named=True):
         ref = theirs["verdicts"].get(row["case_id"])
         if ref is not None and ref["gold_hit"] != row["gold_emitted_any_step"]:
@@ -216,10 +220,11 @@ def compare(work: Path, model: str) -> list[str]:
                             f" ({row['emission_classes']}), paper-style {ref['gold_hit']}"
                             f" ({'|'.join(ref['emitted'])})")
     triples = pl.read_csv(work / run_output(model, "triples.csv"))
-    for name, mine in (("per_case.parquet", run_cases),
-                       ("triples.csv", work / run_output(model, "triples.csv"))):
-        if (work / "results/metrics" / name).read_bytes() != mine.read_bytes():
-            problems.append(f"aggregate's {name} differs from the run's own")
+    if not pl.read_parquet(work / "results/metrics/per_case.parquet").equals(run_table):
+        problems.append("aggregate's per_case.parquet differs from the run's own table")
+    if (work / "results/metrics/triples.csv").read_bytes() != \
+            (work / run_output(model, "triples.csv")).read_bytes():
+        problems.append("aggregate's triples.csv differs from the run's own")
     for row in triples.iter_rows(named=True):
         ref = theirs["gar"][row["category"]]
         if (row["gar_emission_k"], row["n"]) != (ref["k"], ref["n"]):

@@ -15,7 +15,7 @@ process, through a thin wrapper that splits the process's CPU time (user + syste
 - `env`: building each multi-turn case's simulated API instances (evaluate only);
 - `write`: tables and output files (evaluate: the action and score tables and the run's
   per-case table and triples; aggregate: every metrics table);
-- `rest`: everything else (checking, score records, parquet reading).
+- `rest`: everything else (checking, score records).
 
 The wrapper calls `toolcalib.cli.main` with the job's exact arguments, so the work is the
 workflow's; only the `toolcalib` launcher is left out. `--pycache DIR` lets the processes keep
@@ -68,7 +68,8 @@ def job(argv: list[str]) -> None:
         core.action_rows = timer(spent, "classify", core.action_rows)
         multi_turn = importlib.import_module("toolcalib.score.multi_turn")
         multi_turn.case_environment = timer(spent, "env", multi_turn.case_environment)
-        for name in ("actions_frame", "scores_frame", "write_parquet", "write_run"):
+        for name in ("score_rows", "jsonl_bytes", "csv_bytes", "atomic_write_bytes",
+                     "case_rows", "triple_rows"):
             setattr(stage, name, timer(spent, "write", getattr(stage, name)))
     else:
         stage.write_outputs = timer(spent, "write", stage.write_outputs)

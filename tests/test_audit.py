@@ -30,7 +30,7 @@ from toolcalib.audit import (
     resolve_metric,
     truncate,
 )
-from toolcalib.metrics.triples import COUNTS, DIGITS, RATES
+from toolcalib.metrics.rows import COUNTS, DIGITS, RATES
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 

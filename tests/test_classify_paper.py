@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from toolcalib.classify import (
-    ACTION_SCHEMA,
+    ActionRow,
     EmissionAction,
-    actions_frame,
     classify_trajectory,
     get_profile,
     text_class,
     turn_action,
 )
 from toolcalib.classify.paper import load_cues
+from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
 from toolcalib.records import (
     Case,
     Emission,
@@ -296,7 +296,8 @@ def test_classify_trajectory_rows() -> None:
     assert all(r.scored and r.outcome == "completed" for r in rows)
     assert rows[3].evidence == "" and rows[4].evidence == "?"
     frame = actions_frame(rows)
-    assert frame.columns == list(ACTION_SCHEMA) and frame.height == 7
+    assert frame.columns == list(ACTION_SCHEMA) == list(ActionRow.model_fields)
+    assert frame.height == 7
 
 
 def test_turn_without_steps_has_no_class() -> None:

@@ -9,8 +9,10 @@ import polars as pl
 import pytest
 
 from tests.test_classify_paper import make_case, make_trajectory
-from toolcalib.classify import actions_frame, classify_trajectory, get_profile
+from toolcalib.classify import classify_trajectory, get_profile
 from toolcalib.jsonio import InputError, read_records, write_jsonl
+from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame, read_table
+from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.records import Case, CaseView, Emission, Trajectory, TrajectoryView
 from toolcalib.score.gold import GoldTrace
 from toolcalib.score.multi_turn import score_case
@@ -69,16 +71,16 @@ def test_one_process_writes_every_category_and_the_run_tables(tmp_path: Path,
             files.setdefault(name, []).append(str(tmp_path / name / f"{category}.jsonl"))
             write_jsonl(files[name][-1], rows)
         for name in ("actions", "scores"):
-            files.setdefault(name, []).append(str(tmp_path / name / f"{category}.parquet"))
+            files.setdefault(name, []).append(str(tmp_path / name / f"{category}.jsonl"))
     stage.run(profile="paper", benchmark="bfcl", source=str(bfcl_wheel), **files,
-              per_case=str(tmp_path / "per_case.parquet"), triples=str(tmp_path / "triples.csv"))
+              per_case=str(tmp_path / "per_case.jsonl"), triples=str(tmp_path / "triples.csv"))
     expected = classify_trajectory(answer("c2").model_copy(update={"category": "live_irrelevance"}),
                                    irrelevance_case("c2").model_copy(
                                        update={"category": "live_irrelevance"}),
                                    get_profile("paper"))
-    assert pl.read_parquet(files["actions"][1]).equals(actions_frame(expected))
-    assert pl.read_parquet(files["scores"][0])["passed"].to_list() == [True]
-    per_case = pl.read_parquet(tmp_path / "per_case.parquet")
+    assert read_table(files["actions"][1], ACTION_SCHEMA).equals(actions_frame(expected))
+    assert pl.read_ndjson(files["scores"][0])["passed"].to_list() == [True]
+    per_case = read_table(tmp_path / "per_case.jsonl", CASE_SCHEMA)
     assert per_case.select("case_id", "emitted", "gold_emitted").rows() == [
         ("c1", "refuse", True), ("c2", "ask", False)]
     triples = pl.read_csv(tmp_path / "triples.csv")

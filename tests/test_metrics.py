@@ -8,10 +8,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from toolcalib.classify import ActionRow, actions_frame
-from toolcalib.metrics import confusion, per_case, triples, wilson, write_outputs
-from toolcalib.metrics.write import FILES, write_run
+from toolcalib.classify import ActionRow
+from toolcalib.metrics import rows as plain
+from toolcalib.metrics.confusion import confusion
+from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
+from toolcalib.metrics.per_case import per_case
+from toolcalib.metrics.triples import triples
+from toolcalib.metrics.wilson import wilson
+from toolcalib.metrics.write import FILES, write_outputs
 from toolcalib.records import ACTION_CLASSES
+from toolcalib.stages.aggregate import run as aggregate
 
 KEYS = {"model": "m", "variant": "v", "benchmark": "b"}
 
@@ -220,9 +226,19 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_a_runs_tables_are_its_rows_of_the_aggregate(tmp_path: Path) -> None:
-    """`write_run` (one run, in its evaluate job) writes what aggregation writes for it."""
-    write_run(tmp_path / "run.parquet", tmp_path / "run.csv", ACTIONS,
-              pl.DataFrame(SCORES[::-1]), CASES.reverse())
-    whole = write_outputs(tmp_path / "all", ACTIONS, [per_case(ACTIONS, SCORES, CASES)])
-    assert (tmp_path / "run.parquet").read_bytes() == whole["per_case.parquet"].read_bytes()
-    assert (tmp_path / "run.csv").read_bytes() == whole["triples.csv"].read_bytes()
+    """The per-case rows and triples an `evaluate` job writes for its run (plain rows, no
+    polars) are what aggregation reads and writes for it."""
+    actions = [row.model_dump() for row in ACTIONS]
+    rows = plain.case_rows(actions, SCORES[::-1], CASES.reverse().iter_rows(named=True))
+    expected = per_case(ACTIONS, SCORES, CASES)
+    assert pl.DataFrame(rows, schema=expected.schema).equals(expected)
+    (tmp_path / "actions.jsonl").write_bytes(plain.jsonl_bytes(actions, list(ACTION_SCHEMA)))
+    (tmp_path / "run.jsonl").write_bytes(plain.jsonl_bytes(rows, plain.CASE_COLUMNS))
+    aggregate([str(tmp_path / "actions.jsonl")], [str(tmp_path / "run.jsonl")],
+              str(tmp_path / "all"))
+    whole = write_outputs(tmp_path / "whole", ACTIONS, [expected])
+    for name in FILES:
+        assert (tmp_path / "all" / name).read_bytes() == whole[name].read_bytes(), name
+    triples_csv = plain.csv_bytes(plain.triple_rows(rows), plain.TRIPLE_COLUMNS)
+    assert triples_csv == whole["triples.csv"].read_bytes()
+    assert triples_csv == triples(expected).write_csv(float_precision=plain.DIGITS).encode()

@@ -12,7 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from toolcalib.metrics import triples, triples_markdown
+from toolcalib.metrics.markdown import triples_markdown
+from toolcalib.metrics.triples import triples
 from toolcalib.report import build_report, render_html
 from toolcalib.report.audit import audited
 

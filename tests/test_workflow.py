@@ -135,7 +135,7 @@ def test_a_configured_judge_joins_the_classifier_validation(project: Path,
     assert '"model_dir":"results/models/smollm2-135m"' in command
     dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "--config",
              "classifier=judge", "-n", "-p", "--forceall",
-             "results/runs/policy-oracle/baseline/bfcl/per_case.parquet", cwd=project)
+             "results/runs/policy-oracle/baseline/bfcl/per_case.jsonl", cwd=project)
     command = next(line for line in dry.stdout.splitlines() if "toolcalib evaluate" in line)
     assert "--profile judge" in command and "--judge-spec" in command
     assert "rule model:" in dry.stdout

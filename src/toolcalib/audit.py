@@ -26,8 +26,7 @@ import yaml
 from pydantic import ValidationError
 
 from toolcalib.jsonio import sha256_file
-from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
-from toolcalib.metrics.triples import DIGITS, RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Trajectory
 
@@ -48,9 +47,9 @@ ARTIFACTS: tuple[tuple[str, str], ...] = (
     ("cases", "results/cases/{benchmark}/{category}.jsonl"),
     ("gold", "results/gold/{benchmark}/{category}.jsonl"),
     ("trajectories", "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl"),
-    ("actions", "results/actions/{model}/{variant}/{benchmark}/{category}.parquet"),
-    ("scores", "results/scores/{model}/{variant}/{benchmark}/{category}.parquet"),
-    ("run_per_case", "results/runs/{model}/{variant}/{benchmark}/per_case.parquet"),
+    ("actions", "results/actions/{model}/{variant}/{benchmark}/{category}.jsonl"),
+    ("scores", "results/scores/{model}/{variant}/{benchmark}/{category}.jsonl"),
+    ("run_per_case", "results/runs/{model}/{variant}/{benchmark}/per_case.jsonl"),
     ("triples", TRIPLES),
     ("per_case", PER_CASE),
     ("manifest", MANIFEST),
@@ -433,10 +432,8 @@ def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
         known = ", ".join(sorted(seen, key=natural_key)) or "(none)"
         raise AuditError(f"no case {case_id!r} in {paths['trajectories']}; cases of "
                          f"{_key_text(cell)}: {known}")
-    actions = pl.read_parquet(root / paths["actions"]).filter(pl.col("case_id") == case_id)
-    scores = pl.read_parquet(root / paths["scores"]).filter(pl.col("case_id") == case_id)
-    verdict = scores.row(0, named=True) if scores.height else None
-    rows = list(actions.iter_rows(named=True))
+    rows = _case_lines(root / paths["actions"], case_id)
+    verdict = next(iter(_case_lines(root / paths["scores"], case_id)), None)
     turn_rows = {r["turn"]: r for r in rows if r["level"] == "turn"}
     step_rows = {(r["turn"], r["step"]): r for r in rows if r["level"] != "turn"}
     traces = {trace.index: trace for trace in trajectory.turns}
@@ -483,6 +480,13 @@ def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
         "interventions": [i.model_dump() for i in trajectory.interventions],
         "turns": turns,
     }
+
+
+def _case_lines(path: Path, case_id: str) -> list[dict[str, Any]]:
+    """The rows of one case in a JSON-lines table (an action or score table)."""
+    with open(path, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return [row for row in rows if row["case_id"] == case_id]
 
 
 @dataclass

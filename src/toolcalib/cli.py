@@ -66,15 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trajectories", nargs="+", required=True, help="per category, as --cases")
     p.add_argument("--actions", nargs="+", required=True, help="out: per category, as --cases")
     p.add_argument("--scores", nargs="+", required=True, help="out: per category, as --cases")
-    p.add_argument("--per-case", required=True, help="out: the run's per-case table (parquet)")
+    p.add_argument("--per-case", required=True, help="out: the run's per-case table (JSON lines)")
     p.add_argument("--triples", required=True, help="out: the run's triples (CSV)")
     p.add_argument("--judge-spec", default=None,
                    help="JSON: the judge model, as --model-spec (profile `judge`)")
     p.add_argument("--store", default=None, help="response store folder (profile `judge`)")
 
     p = sub.add_parser("aggregate", help="triples, confusion matrices, per-case tables")
-    p.add_argument("--actions", nargs="+", required=True)
-    p.add_argument("--runs", nargs="+", required=True, help="each run's per_case.parquet")
+    p.add_argument("--actions", nargs="+", required=True, help="the action tables (JSON lines)")
+    p.add_argument("--runs", nargs="+", required=True, help="each run's per_case.jsonl")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")

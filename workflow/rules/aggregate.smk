@@ -1,7 +1,7 @@
 rule aggregate:
     """Per-category (GAR, TER, Acc) triples, confusion matrices and per-case tables."""
     input:
-        actions=run_files("actions", "parquet"),
+        actions=run_files("actions", "jsonl"),
         runs=run_tables(),
         code=code("aggregate"),
     output:

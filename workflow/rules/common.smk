@@ -100,7 +100,7 @@ def category_files(folder, benchmark, suffix):
 
 def run_tables():
     """The per-case table of every (model, variant, benchmark) run."""
-    return [f"results/runs/{m}/{v}/{b}/per_case.parquet" for m in sorted(MODELS)
+    return [f"results/runs/{m}/{v}/{b}/per_case.jsonl" for m in sorted(MODELS)
             for v in VARIANTS for b in sorted(BENCHMARKS)]
 
 

@@ -17,9 +17,9 @@ for _benchmark in sorted(BENCHMARKS):
             code=code("evaluate", *PROFILE_CODE, *(JUDGE_CODE if CLASSIFIER_JUDGE else []),
                       benchmarks=True),
         output:
-            actions=category_files("actions/{model}/{variant}", _benchmark, "parquet"),
-            scores=category_files("scores/{model}/{variant}", _benchmark, "parquet"),
-            per_case=f"results/runs/{{model}}/{{variant}}/{_benchmark}/per_case.parquet",
+            actions=category_files("actions/{model}/{variant}", _benchmark, "jsonl"),
+            scores=category_files("scores/{model}/{variant}", _benchmark, "jsonl"),
+            per_case=f"results/runs/{{model}}/{{variant}}/{_benchmark}/per_case.jsonl",
             triples=f"results/runs/{{model}}/{{variant}}/{_benchmark}/triples.csv",
         params:
             profile=config["classifier"],

@@ -1,21 +1,15 @@
-"""Action classification: profiles that turn emissions into action classes, and action tables."""
+"""Action classification: profiles that turn emissions into action classes, and action rows."""
 
 from toolcalib.classify.base import EmissionAction, Profile, text_class, turn_action
 from toolcalib.classify.profiles import PROFILES, get_profile
-from toolcalib.classify.trajectory import (
-    ACTION_SCHEMA,
-    ActionRow,
-    actions_frame,
-    classify_trajectory,
-)
+from toolcalib.classify.trajectory import ACTION_COLUMNS, ActionRow, classify_trajectory
 
 __all__ = [
-    "ACTION_SCHEMA",
+    "ACTION_COLUMNS",
     "PROFILES",
     "ActionRow",
     "EmissionAction",
     "Profile",
-    "actions_frame",
     "classify_trajectory",
     "get_profile",
     "text_class",

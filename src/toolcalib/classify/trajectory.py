@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
-
-import polars as pl
 
 from toolcalib.classify.base import EMPTY, EmissionAction, Profile, turn_action
 from toolcalib.records import (
@@ -49,24 +46,9 @@ class ActionRow(Record):
     """On turn rows: how many times the variant's probe fired in this turn."""
 
 
-ACTION_SCHEMA: dict[str, pl.DataType] = {
-    "case_id": pl.String(),
-    "model": pl.String(),
-    "variant": pl.String(),
-    "benchmark": pl.String(),
-    "category": pl.String(),
-    "outcome": pl.String(),
-    "scored": pl.Boolean(),
-    "level": pl.String(),
-    "turn": pl.Int64(),
-    "step": pl.Int64(),
-    "gold_action": pl.String(),
-    "is_gold_turn": pl.Boolean(),
-    "action": pl.String(),
-    "rule": pl.String(),
-    "evidence": pl.String(),
-    "probes_fired": pl.Int64(),
-}
+ACTION_COLUMNS = ["case_id", "model", "variant", "benchmark", "category", "outcome", "scored",
+                  "level", "turn", "step", "gold_action", "is_gold_turn", "action", "rule",
+                  "evidence", "probes_fired"]
 """The columns of an action table, in order."""
 
 
@@ -123,9 +105,3 @@ def _row(where: dict[str, Any], action: EmissionAction, **fields: Any) -> dict[s
     return {**where, "probes_fired": 0, "action": action.action, "rule": action.rule,
             "evidence": action.evidence, **fields}
 
-
-def actions_frame(rows: Sequence[ActionRow | dict[str, Any]]) -> pl.DataFrame:
-    """Action rows (records or `action_rows` dicts) as a table with a fixed schema (also
-    when empty)."""
-    dicts = [row if isinstance(row, dict) else row.model_dump() for row in rows]
-    return pl.DataFrame(dicts, schema=ACTION_SCHEMA)

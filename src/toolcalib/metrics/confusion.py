@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from toolcalib.metrics.inputs import CASE_KEYS, KEYS, Rows, action_table
+from toolcalib.metrics.inputs import Rows, action_table
+from toolcalib.metrics.rows import CASE_KEYS, KEYS
 from toolcalib.records import ACTION_CLASSES, GOLD_CLASSES
 
 NO_CLASS = "none"

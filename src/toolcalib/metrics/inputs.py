@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel
 
-from toolcalib.classify.trajectory import ACTION_SCHEMA
+from toolcalib.classify.trajectory import ACTION_COLUMNS, ActionRow
+from toolcalib.metrics.rows import GOLD_COLUMNS, gold_rows
 from toolcalib.records import Case
 
-KEYS = ["model", "variant", "benchmark", "category"]
-"""One triple per value of these columns, in this sort order."""
-CASE_KEYS = [*KEYS, "case_id"]
-
+ACTION_SCHEMA: dict[str, pl.DataType] = {
+    name: pl.Int64() if name in ("turn", "step", "probes_fired") else
+    pl.Boolean() if name in ("scored", "is_gold_turn") else pl.String()
+    for name in ACTION_COLUMNS
+}
+"""The columns of an action table, in order, typed."""
 SCORE_SCHEMA: dict[str, pl.DataType] = {
     "case_id": pl.String(),
     "model": pl.String(),
@@ -26,10 +30,7 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "error_type": pl.String(),
 }
 GOLD_SCHEMA: dict[str, pl.DataType] = {
-    "benchmark": pl.String(),
-    "case_id": pl.String(),
-    "gold_action": pl.String(),
-    "gold_turn": pl.Int64(),
+    name: pl.Int64() if name == "gold_turn" else pl.String() for name in GOLD_COLUMNS
 }
 
 Rows = pl.DataFrame | Iterable[BaseModel | Mapping[str, Any]]
@@ -47,6 +48,12 @@ def table(rows: Rows, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame([{name: d[name] for name in schema} for d in dicts], schema=schema)
 
 
+def actions_frame(rows: Sequence[ActionRow | Mapping[str, Any]]) -> pl.DataFrame:
+    """Action rows (records or `action_rows` dicts) as a table with a fixed schema (also
+    when empty)."""
+    return table(rows, ACTION_SCHEMA)
+
+
 def action_table(actions: Rows) -> pl.DataFrame:
     return table(actions, ACTION_SCHEMA)
 
@@ -59,15 +66,9 @@ def gold_table(cases: Cases) -> pl.DataFrame:
     """benchmark, case_id, gold_action, gold_turn of each case."""
     if isinstance(cases, pl.DataFrame):
         return table(cases, GOLD_SCHEMA)
-    return table(
-        [
-            {
-                "benchmark": c.benchmark,
-                "case_id": c.id,
-                "gold_action": c.gold_action,
-                "gold_turn": c.gold_turn,
-            }
-            for c in cases
-        ],
-        GOLD_SCHEMA,
-    )
+    return table(gold_rows(cases), GOLD_SCHEMA)
+
+
+def read_table(path: str | Path, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A JSON-lines table written by `evaluate` (`rows.jsonl_bytes`), typed by `schema`."""
+    return pl.read_ndjson(path, schema=schema)

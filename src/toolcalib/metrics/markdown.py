@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.inputs import KEYS
+from toolcalib.metrics.rows import KEYS
 
 SHOWN = {
     "gar": "GAR",

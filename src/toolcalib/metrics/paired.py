@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.triples import DIGITS
+from toolcalib.metrics.rows import DIGITS
 
 PAIR_KEYS = ["benchmark", "category", "case_id"]
 GROUP_KEYS = ["benchmark", "category"]

@@ -11,11 +11,11 @@ import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes, write_json
 from toolcalib.metrics.confusion import confusion
-from toolcalib.metrics.inputs import CASE_KEYS, KEYS, Cases, Rows, action_table
+from toolcalib.metrics.inputs import Rows, action_table
 from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.paired import shift_table
-from toolcalib.metrics.per_case import per_case
-from toolcalib.metrics.triples import DIGITS, triples
+from toolcalib.metrics.rows import CASE_KEYS, DIGITS, KEYS, TRIPLE_COLUMNS, csv_bytes, triple_rows
+from toolcalib.metrics.triples import TRIPLE_SCHEMA
 
 FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md",
          "shift.csv")
@@ -43,26 +43,20 @@ def _parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def write_run(per_case_out: str | Path, triples_out: str | Path, actions: Rows, scores: Rows,
-              cases: Cases) -> None:
-    """One run's per-case table and its triples (the rows `write_outputs` writes for it)."""
-    case_table = per_case(actions, scores, cases)
-    atomic_write_bytes(per_case_out, _parquet(case_table))
-    atomic_write_bytes(triples_out, _csv(triples(case_table)))
-
-
 def write_outputs(
     out_dir: str | Path, actions: Rows, case_tables: Sequence[pl.DataFrame]
 ) -> dict[str, Path]:
     """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths.
 
-    `case_tables`: per-case tables of runs (`write_run`), each case in one of them.
+    `case_tables`: per-case tables of runs (each written by its `evaluate` job), each case in
+    one of them. `triples.csv` has the bytes of a run's own triples (`csv_bytes`).
     """
     out = Path(out_dir)
     actions = action_table(actions)
     case_table = pl.concat(case_tables, how="vertical").sort(CASE_KEYS)
-    triple_table = triples(case_table)
-    atomic_write_bytes(out / "triples.csv", _csv(triple_table))
+    rows = triple_rows(case_table.iter_rows(named=True))
+    triple_table = pl.DataFrame(rows, schema=TRIPLE_SCHEMA)
+    atomic_write_bytes(out / "triples.csv", csv_bytes(rows, TRIPLE_COLUMNS))
     atomic_write_bytes(out / "confusion.csv", _csv(confusion(actions, case_table)))
     atomic_write_bytes(out / "per_case.parquet", _parquet(case_table))
     write_json(out / "metrics.json", metrics_tree(triple_table))

@@ -6,9 +6,7 @@ import re
 
 import polars as pl
 
-from toolcalib.metrics.inputs import KEYS
-from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
-from toolcalib.metrics.triples import RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, RATES
 
 Key = tuple[str, ...]
 """The (model, variant, benchmark, category) of a triple."""

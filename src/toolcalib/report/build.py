@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes
-from toolcalib.metrics.inputs import KEYS
 from toolcalib.metrics.markdown import triples_markdown
+from toolcalib.metrics.rows import KEYS
 from toolcalib.report import figures, page
 from toolcalib.report.audit import case_lists, slugs
 

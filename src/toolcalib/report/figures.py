@@ -9,7 +9,7 @@ import polars as pl
 from matplotlib.lines import Line2D
 
 from toolcalib.metrics.confusion import EMITTED
-from toolcalib.metrics.triples import RATES
+from toolcalib.metrics.rows import RATES
 from toolcalib.records import GOLD_CLASSES
 from toolcalib.report.svg import new_figure, style, to_svg
 

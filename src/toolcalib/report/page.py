@@ -7,10 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.inputs import KEYS
 from toolcalib.metrics.markdown import FOOTER, SHOWN
-from toolcalib.metrics.per_case import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
-from toolcalib.metrics.triples import RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, RATES
 from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
 

@@ -1,36 +1,41 @@
 """Stage: classify and score every category of one (model, variant, benchmark) run, then the
-run's per-case table and triples, in one process (one start-up, each input parsed once)."""
+run's per-case table and triples, in one process (one start-up, each input parsed once).
+
+Every table is written as JSON lines (`rows.jsonl_bytes`), the triples as CSV: the standard
+library builds them, so this process never imports polars.
+"""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-
-import polars as pl
+from typing import Any
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.judge import JudgeProfile
-from toolcalib.classify.trajectory import actions_frame
+from toolcalib.classify.trajectory import ACTION_COLUMNS
 from toolcalib.evaluate import Category, evaluate
-from toolcalib.jsonio import dumps
-from toolcalib.metrics.write import write_run
+from toolcalib.jsonio import atomic_write_bytes, dumps
+from toolcalib.metrics.rows import (
+    CASE_COLUMNS,
+    TRIPLE_COLUMNS,
+    case_rows,
+    csv_bytes,
+    gold_rows,
+    jsonl_bytes,
+    triple_rows,
+)
 from toolcalib.score.multi_turn import Score
-from toolcalib.stages import log, write_parquet
+from toolcalib.stages import log
 
-SCORE_SCHEMA: dict[str, pl.DataType] = {
-    "case_id": pl.String(), "benchmark": pl.String(), "category": pl.String(),
-    "model": pl.String(), "variant": pl.String(), "scored": pl.Boolean(),
-    "passed": pl.Boolean(), "error_type": pl.String(), "error_message": pl.String(),
-    "failed_turn": pl.Int64(), "details": pl.String(),
-}
-"""Score records as a table; `details` (differences, missing results) as canonical JSON."""
+SCORE_COLUMNS = list(Score.model_fields)
+"""The columns of a score table; `details` (differences, missing results) as canonical JSON."""
 
 
-def scores_frame(scores: Sequence[Score]) -> pl.DataFrame:
-    rows = [{**s.model_dump(exclude={"details"}), "details": dumps(s.details)} for s in scores]
-    return pl.DataFrame(rows, schema=SCORE_SCHEMA)
+def score_rows(scores: Sequence[Score]) -> list[dict[str, Any]]:
+    return [{**s.model_dump(exclude={"details"}), "details": dumps(s.details)} for s in scores]
 
 
 @contextmanager
@@ -57,21 +62,25 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
         raise ValueError("--cases, --gold, --trajectories, --actions and --scores take one file"
                          " per category, in the same order")
     chosen, bench = choose_profile(profile, judge_spec, store), get_benchmark(benchmark)
-    action_frames, score_frames, run_cases = [], [], []
+    run_actions: list[dict[str, Any]] = []
+    run_scores: list[dict[str, Any]] = []
+    run_cases = []
     with no_cycle_collection():
         for files, actions_out, scores_out in zip(
                 map(Category, cases, gold, trajectories), actions, scores, strict=True):
             done = evaluate(chosen, bench, source, files)
-            action_frames.append(actions_frame(done.actions))
-            score_frames.append(scores_frame(done.scores))
+            category_scores = score_rows(done.scores)
+            atomic_write_bytes(actions_out, jsonl_bytes(done.actions, ACTION_COLUMNS))
+            atomic_write_bytes(scores_out, jsonl_bytes(category_scores, SCORE_COLUMNS))
+            run_actions += done.actions
+            run_scores += category_scores
             run_cases += done.cases
-            write_parquet(actions_out, action_frames[-1])
-            write_parquet(scores_out, score_frames[-1])
             passed = sum(1 for s in done.scores if s.passed)
             log(f"{files.trajectories}: {len(done.actions)} action rows (profile '{profile}'),"
                 f" {len(done.scores)} scored ({passed} passed) -> {actions_out}, {scores_out}")
-        write_run(per_case, triples, pl.concat(action_frames), pl.concat(score_frames),
-                  run_cases)
+        rows = case_rows(run_actions, run_scores, gold_rows(run_cases))
+        atomic_write_bytes(per_case, jsonl_bytes(rows, CASE_COLUMNS))
+        atomic_write_bytes(triples, csv_bytes(triple_rows(rows), TRIPLE_COLUMNS))
     if isinstance(chosen, JudgeProfile):
         log(chosen.summary())
     log(f"per-case table and triples of {len(run_cases)} cases -> {per_case}, {triples}")

@@ -1,0 +1,230 @@
+"""The per-case table and the triples as plain rows, and the bytes of the tables a run writes.
+
+Standard library only: the `evaluate` process builds its run's tables without importing
+polars. The polars functions `per_case` and `triples` are these rows as typed frames.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+from toolcalib.metrics.wilson import wilson
+
+KEYS = ["model", "variant", "benchmark", "category"]
+"""One triple per value of these columns, in this sort order."""
+CASE_KEYS = [*KEYS, "case_id"]
+GOLD_COLUMNS = ["benchmark", "case_id", "gold_action", "gold_turn"]
+
+ACC_WITHOUT_GOLD = "acc_without_gold"
+"""Bound violation Acc > GAR: passed, yet the gold class was never emitted (grader masking)."""
+GOLD_WITHOUT_ACC = "gold_without_acc"
+"""Bound direction GAR > Acc: the gold class was emitted, yet the case failed."""
+
+CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitted",
+                "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
+                "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
+                "scored", "outcome", "error_type", "bound", "probes_fired"]
+"""The columns of a per-case table, in order."""
+
+DIGITS = 6
+"""Rates and bounds are rounded to this many decimals, for stable bytes."""
+RATES: dict[str, str] = {
+    "gar": "gold_emitted",
+    "gar_turn": "gold_turn_hit",
+    "gar_emission": "gold_emitted_any_step",
+    "ter": "tool_call_emitted",
+    "ter_turn": "gold_turn_tool_call",
+    "acc": "passed",
+}
+"""Each rate and the per-case column whose share of scored cases it is."""
+COUNTS = ["n", "n_excluded", "n_context_overflow", "n_error", "n_step_cap", "n_probed",
+          ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC]
+"""`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
+`n_probed`: scored cases where the variant's probe fired at least once."""
+TRIPLE_COLUMNS = [*KEYS, "gold_action", *COUNTS,
+                  *(f"{rate}{part}" for rate in RATES for part in ("_k", "", "_lo", "_hi"))]
+"""The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`."""
+
+Row = Mapping[str, Any]
+
+
+def gold_rows(cases: Iterable[Any]) -> list[dict[str, Any]]:
+    """benchmark, case_id, gold_action, gold_turn of each case (a `Case` or `CaseView`)."""
+    return [{"benchmark": c.benchmark, "case_id": c.id, "gold_action": c.gold_action,
+             "gold_turn": c.gold_turn} for c in cases]
+
+
+_case_key = itemgetter(*CASE_KEYS)
+_triple_key = itemgetter(*KEYS)
+
+
+def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any],
+             what: str) -> None:
+    """Raise naming the first cases (in table order) where `bad(row)` holds."""
+    hits = sorted((row for row in rows if bad(row)), key=_case_key)
+    if hits:
+        names = ", ".join(f"{r['benchmark']}/{r['case_id']}" for r in hits[:5])
+        raise ValueError(f"{len(hits)} case(s) {what}: {names}")
+
+
+def case_rows(actions: Iterable[Row], scores: Iterable[Row],
+              golds: Iterable[Row]) -> list[dict[str, Any]]:
+    """Classes emitted, gold hits, tool use and verdict of every case that has turn rows,
+    sorted by `CASE_KEYS`.
+
+    `emitted` is the union of turn classes (GAR); `emission_classes` the union over every
+    emission (the published code's union, where a lower-priority emission of a turn counts too).
+    A variant may remap gold classes (no tools visible: tool_call -> refuse), so a case's gold
+    is the one its action rows carry at the gold turn.
+    """
+    turns: dict[tuple[Any, ...], dict[str, Any]] = {}
+    emissions: dict[tuple[Any, ...], set[str]] = {}
+    for row in actions:
+        key = _case_key(row)
+        if row["level"] == "emission":
+            classes = emissions.setdefault(key, set())
+            if row["action"] is not None:
+                classes.add(row["action"])
+            continue
+        if row["level"] != "turn":
+            continue
+        case = turns.get(key)
+        if case is None:
+            case = turns[key] = {"outcome": row["outcome"], "run_scored": True,
+                                 "classes": set(), "gold_turns": [], "gold": None,
+                                 "gold_class": None, "probes_fired": 0}
+        case["run_scored"] = case["run_scored"] and row["scored"]
+        if row["action"] is not None:
+            case["classes"].add(row["action"])
+        if row["is_gold_turn"]:
+            if not case["gold_turns"]:
+                case["gold"], case["gold_class"] = row["gold_action"], row["action"]
+            case["gold_turns"].append(row["turn"])
+        case["probes_fired"] += row["probes_fired"] or 0
+    gold_of = {(g["benchmark"], g["case_id"]): g for g in golds}
+    score_of = {_case_key(s): s for s in scores}
+    cases = []
+    for key, case in turns.items():
+        gold, score = gold_of.get((key[2], key[4]), {}), score_of.get(key, {})
+        cases.append({**dict(zip(CASE_KEYS, key, strict=True)), **case,
+                      "case_gold": gold.get("gold_action"), "gold_turn": gold.get("gold_turn"),
+                      "score_scored": score.get("scored"), "passed": score.get("passed"),
+                      "error_type": score.get("error_type")})
+    _require(cases, lambda c: c["case_gold"] is None, "have no case (gold) record")
+    _require(cases, lambda c: c["gold_turns"] != [c["gold_turn"]],
+             "do not mark the case's gold turn, and only it, as their gold turn")
+    _require(cases, lambda c: c["score_scored"] is None, "have no score row")
+    for c in cases:
+        c["scored"] = c["run_scored"] and c["score_scored"]
+    _require(cases, lambda c: c["scored"] and c["passed"] is None,
+             "are scored without a verdict")
+    return [_case_row(c, sorted(emissions.get(_case_key(c), ())))
+            for c in sorted(cases, key=_case_key)]
+
+
+def _case_row(case: dict[str, Any], emission_list: list[str]) -> dict[str, Any]:
+    emitted_list, gold = sorted(case["classes"]), case["gold"]
+    gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
+    bound = None
+    if scored and passed and not gold_emitted:
+        bound = ACC_WITHOUT_GOLD
+    elif scored and not passed and gold_emitted:
+        bound = GOLD_WITHOUT_ACC
+    row = {
+        **{k: case[k] for k in CASE_KEYS},
+        "gold_action": gold,
+        "gold_turn": case["gold_turn"],
+        "gold_turn_gold": gold,
+        "emitted": "|".join(emitted_list),
+        "gold_emitted": gold_emitted,
+        "gold_turn_class": case["gold_class"],
+        "gold_turn_hit": case["gold_class"] == gold,
+        "tool_call_emitted": "tool_call" in emitted_list,
+        "gold_turn_tool_call": case["gold_class"] == "tool_call",
+        "emission_classes": "|".join(emission_list),
+        "gold_emitted_any_step": gold in emission_list,
+        "passed": passed,
+        "scored": scored,
+        "outcome": case["outcome"],
+        "error_type": case["error_type"],
+        "bound": bound,
+        "probes_fired": case["probes_fired"],
+    }
+    return {column: row[column] for column in CASE_COLUMNS}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, DIGITS)
+
+
+def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
+    """Aggregate per-case rows, sorted by `KEYS`; unscored cases count only in `n_excluded`.
+
+    Every case weighs 1 within its group; groups are never pooled.
+    """
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for case in cases:
+        key = _triple_key(case)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS, 0),
+                                   **{f"{rate}_k": 0 for rate in RATES}}
+        scored, outcome = bool(case["scored"]), case["outcome"]
+        if case["gold_action"] is not None:
+            group["gold"].add(case["gold_action"])
+        group["n"] += scored
+        group["n_excluded"] += not scored
+        group["n_context_overflow"] += outcome == "context_overflow"
+        group["n_error"] += outcome == "error"
+        group["n_step_cap"] += scored and outcome == "step_cap"
+        group["n_probed"] += scored and (case["probes_fired"] or 0) > 0
+        if case["bound"] in (ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC):
+            group[case["bound"]] += 1
+        for rate, column in RATES.items():
+            group[f"{rate}_k"] += scored and bool(case[column])
+    rows = []
+    for key in sorted(groups):
+        group = groups[key]
+        row = {**dict(zip(KEYS, key, strict=True)), "gold_action": "|".join(sorted(group["gold"])),
+               **{count: int(group[count]) for count in COUNTS}}
+        n = row["n"]
+        for rate in RATES:
+            k = int(group[f"{rate}_k"])
+            low, high = wilson(k, n)
+            row |= {f"{rate}_k": k, rate: _round(k / n) if n else None,
+                    f"{rate}_lo": _round(low), f"{rate}_hi": _round(high)}
+        rows.append({column: row[column] for column in TRIPLE_COLUMNS})
+    return rows
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""One encoder for every row (`json.dumps` with options builds one per call)."""
+
+
+def jsonl_bytes(rows: Iterable[Row], columns: Sequence[str]) -> bytes:
+    """One JSON object per row, keys in `columns` order (polars reads it with `read_ndjson`)."""
+    return "".join([_ENCODE({c: row[c] for c in columns}) + "\n" for row in rows]).encode()
+
+
+def _csv_field(value: Any) -> str:
+    if value is None:
+        return ""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.{DIGITS}f}"
+    if isinstance(value, int):
+        return str(value)
+    if value == "" or any(char in value for char in ',"\n\r'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def csv_bytes(rows: Iterable[Row], columns: Sequence[str]) -> bytes:
+    """CSV as polars writes it with `float_precision=DIGITS` (null empty, "" quoted)."""
+    lines = [",".join(columns)]
+    lines += [",".join(_csv_field(row[c]) for c in columns) for row in rows]
+    return ("\n".join(lines) + "\n").encode("utf-8")
