@@ -105,6 +105,23 @@ def test_config_overrides_and_validation(project: Path) -> None:
     assert bad.returncode != 0 and "limits" in bad.stdout + bad.stderr
 
 
+def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None:
+    overlay = tmp_path / "variants.yaml"
+    overlay.write_text("models:\n"
+                       "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n"
+                       "  - {name: policy-never_call, backend: policy,\n"
+                       "     options: {policy: never_call}, variants: [baseline]}\n")
+    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "-p",
+             "--forceall", cwd=project)
+    evaluated = {line.split("--per-case ")[1].split()[0] for line in dry.stdout.splitlines()
+                 if "toolcalib evaluate" in line}
+    assert evaluated == {"results/runs/policy-oracle/baseline/bfcl/per_case.jsonl",
+                         "results/runs/policy-oracle/sri/bfcl/per_case.jsonl",
+                         "results/runs/policy-never_call/baseline/bfcl/per_case.jsonl"}
+    generate = [line for line in dry.stdout.splitlines() if "toolcalib generate" in line]
+    assert generate and not any('"variants"' in line for line in generate)
+
+
 JUDGE_OVERLAY = """
 models:
   - name: policy-oracle

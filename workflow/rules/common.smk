@@ -50,7 +50,7 @@ def model_dir(wildcards):
 
 def spec_json(name, overrides=None):
     """The `--model-spec` JSON of model `name`, `overrides` merged into its options."""
-    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit")}
+    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit", "variants")}
     extra = {**(overrides or {}), **{"model_dir": d for d in converted(name)}}
     if extra:
         spec["options"] = {**spec.get("options", {}), **extra}
@@ -76,12 +76,17 @@ def limit_value(wildcards):
     return "all" if limit is None else str(limit)
 
 
+def model_variants(model):
+    """The variants a model runs: its own `variants` if it names some, else the run's."""
+    return MODELS[model].get("variants") or VARIANTS
+
+
 def runs():
     """Every (model, variant, benchmark, category) the config asks for, in a stable order."""
     return [
         (model, variant, benchmark, category)
         for model in sorted(MODELS)
-        for variant in VARIANTS
+        for variant in model_variants(model)
         for benchmark in sorted(BENCHMARKS)
         for category in BENCHMARKS[benchmark]["categories"]
     ]
@@ -101,7 +106,7 @@ def category_files(folder, benchmark, suffix):
 def run_tables():
     """The per-case table of every (model, variant, benchmark) run."""
     return [f"results/runs/{m}/{v}/{b}/per_case.jsonl" for m in sorted(MODELS)
-            for v in VARIANTS for b in sorted(BENCHMARKS)]
+            for v in model_variants(m) for b in sorted(BENCHMARKS)]
 
 
 def case_files():

@@ -78,6 +78,16 @@ class TransformersBackend:
                              options.prefill_chunk, options.prefix_cache_tokens,
                              options.decode_rows)
 
+    def work_summary(self) -> str:
+        """What the engine computed and how fast (for the rule log; never an artifact)."""
+        s = self.engine.stats
+        fresh = s.prompt_tokens - s.reused_tokens
+        per_step = s.decode_seconds / max(s.decode_steps, 1)
+        return (f"{s.prompt_tokens} prompt tokens ({s.reused_tokens} reused), {fresh} prefilled "
+                f"in {s.prefill_seconds:.1f} s ({fresh / max(s.prefill_seconds, 1e-9):.0f} tok/s);"
+                f" {s.generated_tokens} tokens in {s.decode_steps} decode steps, "
+                f"{s.decode_seconds:.1f} s ({per_step:.3f} s/step)")
+
     def identity(self) -> dict[str, Any]:
         o = self.options
         return {"backend": "transformers", "gguf_sha256": self.manifest.gguf_sha256,

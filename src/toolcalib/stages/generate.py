@@ -41,4 +41,7 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
             f"{backend.errors} failed requests (not stored)")
         for text in backend.explanations:
             log(f"store miss: {text}")
+    inner = backend.inner if isinstance(backend, StoredBackend) else backend
+    if hasattr(inner, "work_summary"):
+        log(f"{label}: {inner.work_summary()}")
     log(f"{label}: {len(trajectories)} trajectories -> {out}")
