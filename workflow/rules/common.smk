@@ -62,9 +62,12 @@ def model_spec(wildcards):
 
 
 def generate_threads(wildcards):
-    """A local model takes the whole machine (Snakemake caps this at --cores), so its jobs run
-    one at a time instead of fighting over the cores; everything else needs one thread."""
-    return 64 if MODELS[wildcards.model]["backend"] == "transformers" else 1
+    """A local model job claims half of --cores, so at most two run side by side (each with
+    its configured torch `threads`, 1 by default; memory stays bounded); everything else
+    needs one thread."""
+    if MODELS[wildcards.model]["backend"] != "transformers":
+        return 1
+    return max(1, workflow.cores // 2)
 
 
 def limit_value(wildcards):

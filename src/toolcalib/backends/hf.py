@@ -4,14 +4,18 @@ steps of many conversations decoded as one batch, KV caches of shared prompt pre
 Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_tokens` (256),
 `batch_size` (most requests prefilled and decoded as one group; default all of a call's),
 `decode_rows` (rows of every decode forward, idle rows padding it: 8), `dtype` (compute dtype;
-default the folder's), `threads`, `keep_response` (keep BFCL's non-standard `response` schema
-in tool docs; default False: it is a third of a BFCL prompt, OpenAI-style servers drop it, and
-SmolLM2's 8k window needs the room), `prefill_chunk` (256), `prefix_cache_tokens` (positions of
-KV kept for reuse: 65536; 0 disables), `context_window` (default the model's
-`max_position_embeddings`; may only shrink it).
+default the folder's), `threads` (torch threads: 1, see below), `keep_response` (keep BFCL's
+non-standard `response` schema in tool docs; default False: it is a third of a BFCL prompt,
+OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
+`prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
+(default the model's `max_position_embeddings`; may only shrink it).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
-`prefix_cache_tokens` stay out of the identity; `prefill_chunk` and `decode_rows` enter it.
+`prefix_cache_tokens` stay out of the identity; `prefill_chunk`, `decode_rows` and `threads`
+(kernels may split work differently) enter it. One thread by default: on a shared 2-core
+machine a 2-thread forward waits for a descheduled thread at every op (measured: 13.6 s vs
+2.8 s of CPU for the same six Qwen decode steps with other processes running), so the
+workflow runs two single-threaded model jobs side by side instead.
 The backend returns the raw generated text; calls are decoded by the harness.
 """
 
@@ -48,7 +52,7 @@ class Options(Record):
     max_new_tokens: int = Field(default=256, ge=1)
     batch_size: int | None = Field(default=None, ge=1)
     dtype: Literal["bfloat16", "float32"] | None = None
-    threads: int | None = Field(default=None, ge=1)
+    threads: int = Field(default=1, ge=1)
     keep_response: bool = False
     prefill_chunk: int = Field(default=256, ge=1)
     decode_rows: int = Field(default=8, ge=1)
@@ -62,8 +66,7 @@ class TransformersBackend:
     def __init__(self, name: str, options: Options):
         self.name, self.options = name, options
         self.manifest = read_manifest(options.model_dir)
-        if options.threads is not None:
-            torch.set_num_threads(options.threads)
+        torch.set_num_threads(options.threads)
         self.dtype = options.dtype or self.manifest.dtype
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
         if options.tools_mode == "native" and "tools" not in (self.tokenizer.chat_template or ""):
@@ -96,7 +99,7 @@ class TransformersBackend:
                 "prompt_version": PROMPT_VERSION if o.tools_mode == "prompt" else None,
                 "keep_response": o.keep_response, "max_new_tokens": o.max_new_tokens,
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
-                "decode_rows": o.decode_rows,
+                "decode_rows": o.decode_rows, "threads": o.threads,
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}
 
