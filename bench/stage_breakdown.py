@@ -10,7 +10,8 @@ process, through a thin wrapper that splits the process's CPU time (user + syste
 
 - `start`: interpreter start-up and `site` before the wrapper's first line;
 - `imports`: `toolcalib.cli`, the stage module and the benchmark module it loads;
-- `parse`: reading JSONL records (cases and trajectories as views, gold traces; evaluate only);
+- `parse`: reading JSONL records (cases and trajectories as views; evaluate only): gold
+  turns are parsed as the checker reaches them, in `rest`;
 - `classify`: the classifier profile over every emission, action rows (evaluate only);
 - `env`: building each multi-turn case's simulated API instances (evaluate only);
 - `write`: tables and output files (evaluate: the action and score tables and the run's

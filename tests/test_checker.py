@@ -11,9 +11,9 @@ import pytest
 
 from toolcalib.benchmarks.bfcl import load_cases
 from toolcalib.execute.calls import render_call
-from toolcalib.jsonio import dumps, parse_line
+from toolcalib.jsonio import InputError, dumps, parse_line
 from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
-from toolcalib.score.gold import GoldTrace, case_environment, gold_trace
+from toolcalib.score.gold import GoldLine, GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import (
     EMPTY_TURN,
     FORCE_TERMINATED,
@@ -175,6 +175,32 @@ def test_gold_trajectories_pass_ours_and_bfcl(bfcl_release, cases, golds, refere
 def test_gold_traces_survive_json(golds):
     for gold in golds.values():
         assert parse_line(dumps(gold), GoldTrace, "gold.jsonl", 1) == gold
+        line = GoldLine.parse(dumps(gold) + "\n", "gold.jsonl:1")
+        assert line is not None and (line.case_id, line.category) == (gold.case_id, gold.category)
+        assert [line.turn(i) for i in range(len(gold.turns))] == gold.turns
+        assert line.has_turns(len(gold.turns)) and not line.has_turns(len(gold.turns) + 1)
+
+
+def test_gold_lines_score_as_gold_traces(bfcl_release, cases, golds):
+    """Turns parsed as the checker reaches them: the same verdicts as whole traces."""
+    for seed, case in enumerate(cases[::4]):
+        line = GoldLine.parse(dumps(golds[case.id]), "gold.jsonl:1")
+        for plan, outcome in mutations(case, seed).values():
+            run = trajectory(case, plan, outcome)
+            assert score_case(case, run, line, bfcl_release) == \
+                score_case(case, run, golds[case.id], bfcl_release), case.id
+
+
+def test_read_gold_names_a_broken_turn(tmp_path, golds):
+    gold = next(g for g in golds.values() if len(g.turns) > 1)
+    text, key = dumps(gold), '{"results":'
+    second = text.index(key, text.index(key) + 1)  # turn 1's results become a number
+    path = tmp_path / "gold.jsonl"
+    path.write_text(f"{text[:second]}{key}7,\"x\":{text[second + len(key):]}\n", "utf-8")
+    read = read_gold(path)[gold.case_id]
+    assert read.turn(0) == gold.turns[0]
+    with pytest.raises(InputError, match=r"gold.jsonl:1: field 'turns.1.results'"):
+        read.turn(1)
 
 
 def test_mutated_verdicts_equal_bfcl(bfcl_release, cases, golds, reference):

@@ -54,7 +54,7 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     """Action rows (gold classes as the trajectory's variant presents them) and the
     benchmark's verdict of every trajectory of one category."""
     pairs = matching(files.cases, files.trajectories)
-    golds = {trace.case_id: trace for trace in read_records(files.gold, benchmark.gold_record)}
+    golds = benchmark.read_gold(files.gold)
     profile.prepare([step.emission for _, trajectory in pairs for turn in trajectory.turns
                      for step in turn.steps])
     actions = [row for case, trajectory in pairs for row in action_rows(

@@ -41,15 +41,17 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so no half-written file is ever seen."""
+def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> None:
+    """Write via a temporary file and rename, so no half-written file is ever seen; `durable`:
+    sync the data to disk before the rename, so that it survives an OS crash too."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 

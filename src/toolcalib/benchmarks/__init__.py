@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
@@ -16,15 +14,17 @@ MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 class Benchmark(Protocol):
     name: str
     categories: tuple[str, ...]
-    gold_record: type[BaseModel]
-    """The record `gold` returns and `score` takes, one JSON line per case."""
 
     def load_cases(self, source: str, category: str) -> list[Case]: ...
 
     def environment(self, source: str, case: Case) -> Any:
         """A fresh tool environment for a multi-step case (None when nothing executes)."""
 
-    def gold(self, source: str, case: Case) -> Any: ...
+    def gold(self, source: str, case: Case) -> Any:
+        """The case's ground truth, written as one JSON line per case."""
+
+    def read_gold(self, path: str) -> dict[str, Any]:
+        """A file of `gold`'s lines by case id, as `score` takes them."""
 
     def score(self, source: str, case: Case | CaseView,
               trajectory: Trajectory | TrajectoryView, gold: Any) -> Any: ...

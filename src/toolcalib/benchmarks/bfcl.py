@@ -16,7 +16,7 @@ from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
-from toolcalib.score.gold import GoldTrace, case_environment, gold_trace
+from toolcalib.score.gold import GoldLine, GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import Score, score_case
 
 
@@ -38,7 +38,6 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
 class Bfcl:
     name = "bfcl"
     categories = CATEGORIES
-    gold_record = GoldTrace
 
     def load_cases(self, source: str | Path, category: str) -> list[Case]:
         return load_cases(BfclRelease(source), category)
@@ -51,8 +50,12 @@ class Bfcl:
             return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
+    def read_gold(self, path: str | Path) -> dict[str, GoldTrace | GoldLine]:
+        return read_gold(path)
+
     def score(self, source: str | Path, case: Case | CaseView,
-              trajectory: Trajectory | TrajectoryView, gold: GoldTrace | None) -> Score:
+              trajectory: Trajectory | TrajectoryView,
+              gold: GoldTrace | GoldLine | None) -> Score:
         return score_case(case, trajectory, gold, _release(source))
 
 

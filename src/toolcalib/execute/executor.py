@@ -62,14 +62,12 @@ class Environment:
 
     def state(self) -> dict[str, dict[str, Any]]:
         """Canonical snapshot: equal iff BFCL's attribute-by-attribute comparison is equal."""
-        return {
-            class_name: {
-                attr: snapshot(value)
-                for attr, value in vars(instance).items()
-                if not attr.startswith("_")
-            }
-            for class_name, instance in self.instances.items()
-        }
+        return {class_name: self.class_state(class_name) for class_name in self.instances}
+
+    def class_state(self, class_name: str) -> dict[str, Any]:
+        """One instance's part of `state`: the checker stops at the first class that differs."""
+        return {attr: snapshot(value) for attr, value in vars(self.instances[class_name]).items()
+                if not attr.startswith("_")}
 
 
 def json_copy(value: Any) -> Any:

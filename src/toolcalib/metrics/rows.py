@@ -204,9 +204,31 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """One encoder for every row (`json.dumps` with options builds one per call)."""
 
 
+_REPEATED = frozenset({str, int, bool, type(None)})
+"""Value types whose encodings `jsonl_bytes` reuses (a float's is not: -0.0 == 0.0)."""
+
+
 def jsonl_bytes(rows: Iterable[Row], columns: Sequence[str]) -> bytes:
-    """One JSON object per row, keys in `columns` order (polars reads it with `read_ndjson`)."""
-    return "".join([_ENCODE({c: row[c] for c in columns}) + "\n" for row in rows]).encode()
+    """One JSON object per row, keys in `columns` order (polars reads it with `read_ndjson`):
+    bytes equal to encoding each row's dict, but each distinct id, class or flag is encoded
+    once (a table repeats them on every row) and filled into a per-table line template."""
+    line = "{" + ",".join(_ENCODE(column) + ":%s" for column in columns) + "}\n"
+    encoded: dict[tuple[type, Any], str] = {}
+    lines = []
+    for row in rows:
+        values = []
+        for column in columns:
+            value = row[column]
+            kind = type(value)
+            if kind not in _REPEATED:
+                values.append(_ENCODE(value))
+                continue
+            text = encoded.get((kind, value))
+            if text is None:
+                text = encoded[(kind, value)] = _ENCODE(value)
+            values.append(text)
+        lines.append(line % tuple(values))
+    return "".join(lines).encode()
 
 
 def _csv_field(value: Any) -> str:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
+from toolcalib.jsonio import InputError, field_path, parse_line
 from toolcalib.records import Case, CaseView, Record
 
 
@@ -22,6 +25,97 @@ class GoldTrace(Record):
     case_id: str
     category: str
     turns: list[GoldTurn]
+
+    def turn(self, index: int) -> GoldTurn:
+        if index >= len(self.turns):
+            raise ValueError(f"{self.case_id}: gold trace has no turn {index}")
+        return self.turns[index]
+
+    def has_turns(self, count: int) -> bool:
+        return len(self.turns) == count
+
+
+_DECODER = json.JSONDecoder()
+_HEAD, _CATEGORY, _TURNS = '{"case_id":', ',"category":', ',"turns":['
+
+
+class GoldLine:
+    """A `GoldTrace` as `dumps` writes it, each turn parsed and validated when the checker
+    first asks for it: a trajectory that fails in its first turn never parses the others'
+    states, most of a trace's bytes (BFCL's checker likewise runs the ground truth turn by turn).
+    `read_gold` parses a line laid out otherwise as a whole `GoldTrace`."""
+
+    def __init__(self, text: str, case_id: str, category: str, offset: int, where: str):
+        self.case_id, self.category = case_id, category
+        self._text, self._offset, self._where = text, offset, where
+        self._turns: list[GoldTurn] = []
+        self._ended = text.startswith("]", offset)
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> GoldLine | None:
+        """The line's case id and category, its turns left unparsed; None if it is not laid
+        out as `dumps` writes a `GoldTrace`."""
+        if not text.startswith(_HEAD):
+            return None
+        try:
+            case_id, end = _DECODER.raw_decode(text, len(_HEAD))
+            if not text.startswith(_CATEGORY, end):
+                return None
+            category, end = _DECODER.raw_decode(text, end + len(_CATEGORY))
+        except json.JSONDecodeError:
+            return None
+        if type(case_id) is not str or type(category) is not str \
+                or not text.startswith(_TURNS, end):
+            return None
+        return cls(text, case_id, category, end + len(_TURNS), where)
+
+    def turn(self, index: int) -> GoldTurn:
+        while len(self._turns) <= index and not self._ended:
+            self._turns.append(self._next_turn())
+        if index >= len(self._turns):
+            raise ValueError(f"{self.case_id}: gold trace has no turn {index}")
+        return self._turns[index]
+
+    def has_turns(self, count: int) -> bool:
+        if count:
+            try:
+                self.turn(count - 1)
+            except ValueError:
+                return False
+        return self._ended and len(self._turns) == count
+
+    def _next_turn(self) -> GoldTurn:
+        number = len(self._turns)
+        try:
+            raw, end = _DECODER.raw_decode(self._text, self._offset)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{self._where}: field 'turns.{number}': not valid JSON"
+                             f" ({exc.msg} at column {exc.colno})") from exc
+        try:
+            turn = GoldTurn.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InputError(f"{self._where}: field 'turns.{number}.{field_path(first)}':"
+                             f" {first['msg']}") from exc
+        if self._text.startswith(",", end):
+            self._offset = end + 1
+        elif self._text[end:].rstrip() == "]}":
+            self._ended = True
+        else:
+            raise InputError(f"{self._where}: field 'turns': not valid JSON after turn {number}")
+        return turn
+
+
+def read_gold(path: str | Path) -> dict[str, GoldTrace | GoldLine]:
+    """Each gold trace of a file by case id, its turns parsed when the checker reaches them."""
+    golds: dict[str, GoldTrace | GoldLine] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.strip():
+                gold = GoldLine.parse(text, f"{path}:{number}") \
+                    or parse_line(text, GoldTrace, str(path), number)
+                golds[gold.case_id] = gold
+    return golds
 
 
 def case_environment(case: Case | CaseView, release: BfclRelease) -> Environment:

@@ -21,7 +21,7 @@ from toolcalib.records import (
     Trajectory,
     TrajectoryView,
 )
-from toolcalib.score.gold import GoldTrace, case_environment
+from toolcalib.score.gold import GoldLine, GoldTrace, case_environment
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
@@ -49,7 +49,7 @@ class Score(Record):
 def score_case(
     case: Case | CaseView,
     trajectory: Trajectory | TrajectoryView,
-    gold: GoldTrace | None,
+    gold: GoldTrace | GoldLine | None,
     release: BfclRelease | None,
 ) -> Score:
     """Multi-step cases go to the multi-turn checker, single-emission ones to irrelevance."""
@@ -81,12 +81,12 @@ def score_irrelevance(
 
 
 def score_multi_turn(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: GoldTrace,
+    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: GoldTrace | GoldLine,
     release: BfclRelease
 ) -> Score:
     """BFCL's multi-turn verdict for one trajectory."""
     verdict = _Verdict(case, trajectory)
-    if gold.case_id != case.id or len(gold.turns) != len(case.turns):
+    if gold.case_id != case.id:
         raise ValueError(f"{case.id}: gold trace of '{gold.case_id}' does not fit this case")
     if len(trajectory.turns) > len(case.turns):
         raise ValueError(
@@ -114,13 +114,12 @@ def score_multi_turn(
             continue
         if not call_lists:
             return verdict.fail(EMPTY_TURN, f"Model response list is empty for turn {index}", index)
-        expected = gold.turns[index]
-        state = environment.state()
+        expected = gold.turn(index)
         for class_name in case.environment["involved_classes"]:  # BFCL's order
-            gold_state, model_state = expected.state[class_name], state[class_name]
+            model_state = environment.class_state(class_name)
             differences = {
                 attr: {"model": model_state.get(attr), "ground_truth": value}
-                for attr, value in gold_state.items()
+                for attr, value in expected.state[class_name].items()
                 if attr not in model_state or model_state[attr] != value
             }
             if differences:
@@ -140,6 +139,8 @@ def score_multi_turn(
                 index,
                 {"missing_items": missing},
             )
+    if not gold.has_turns(len(case.turns)):  # a lazily read trace: checked once read whole
+        raise ValueError(f"{case.id}: gold trace has other than {len(case.turns)} turns")
     return verdict.success()
 
 
