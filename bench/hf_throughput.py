@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prefill-chunk", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -133,7 +133,7 @@ def main() -> None:
     started = time.perf_counter()
     backend = TransformersBackend(args.model, Options(
         model_dir=str(folder), tools_mode=MODES[args.model], max_new_tokens=args.max_new_tokens,
-        prefill_chunk=args.prefill_chunk))
+        prefill_chunk=args.prefill_chunk, decode_rows=args.cases, threads=args.threads))
     print(f"loaded {args.model} ({read_manifest(folder).dtype}) in "
           f"{time.perf_counter() - started:.1f} s; {len(cases)} {args.category} cases, "
           f"max_new_tokens {args.max_new_tokens}, {args.threads} threads")
