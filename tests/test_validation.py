@@ -25,6 +25,8 @@ from toolcalib.classify.validation import (
 from toolcalib.records import ACTION_CLASSES
 
 CORPUS = Path(__file__).parent / "data" / "classifier_corpus.jsonl"
+REAL_ROWS = 400
+"""Real-model emissions in the corpus at least (rows with `source: model`)."""
 
 
 class EchoProfile(Profile):
@@ -204,6 +206,16 @@ def test_the_corpus_is_hand_labelled_and_covers_every_class() -> None:
     assert all(r.reason.strip() and "\n" not in r.reason for r in rows)
     assert {r.parse for r in rows} == {"none", "ok", "malformed"}
     assert any(r.structured_calls for r in rows)
+
+
+def test_the_corpus_holds_distinct_real_emissions_of_both_models() -> None:
+    real = [r for r in load_corpus(CORPUS) if r.provenance is not None]
+    assert len(real) >= REAL_ROWS
+    assert len({(r.text, r.structured_calls, r.parse) for r in real}) == len(real)
+    assert {r.provenance.model for r in real} == {"smollm2-135m", "qwen2.5-coder-0.5b"}
+    assert {r.provenance.category for r in real} >= {"irrelevance", "live_irrelevance"}
+    assert {r.provenance.variant for r in real} >= {"baseline", "system-permission"}
+    assert all(r.provenance.weights_sha256 for r in real)
 
 
 def test_default_beats_paper_on_the_corpus() -> None:
