@@ -11,7 +11,7 @@ rule validate_classifier:
         judge=judge_args,
     log:
         "results/logs/validate_classifier.log",
-    threads: 64 if JUDGE_LOCAL else 1
+    threads: LOCAL_MODEL_THREADS if JUDGE_LOCAL else 1
     resources:
         mem_mb=8000 if JUDGE_LOCAL else 1000,
         runtime=120 if JUDGE else 5,

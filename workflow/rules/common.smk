@@ -65,9 +65,7 @@ def generate_threads(wildcards):
     """A local model job claims half of --cores, so at most two run side by side (each with
     its configured torch `threads`, 1 by default; memory stays bounded); everything else
     needs one thread."""
-    if MODELS[wildcards.model]["backend"] != "transformers":
-        return 1
-    return max(1, workflow.cores // 2)
+    return LOCAL_MODEL_THREADS if MODELS[wildcards.model]["backend"] == "transformers" else 1
 
 
 def limit_value(wildcards):
@@ -145,7 +143,9 @@ JUDGE_CODE = ([module_file(BACKEND_MODULES[MODELS[JUDGE["model"]]["backend"]]),
 CLASSIFIER_JUDGE = config["classifier"] == "judge"
 """The triples' actions come from the judge: the evaluate jobs run it."""
 JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] == "transformers"
-"""A local judge takes the whole machine, as a local model's generate job does."""
+"""A local judge claims half of --cores, as a local model's generate job does."""
+LOCAL_MODEL_THREADS = max(1, workflow.cores // 2)
+"""What a local-model job claims: at most two run side by side (see `generate_threads`)."""
 
 
 def judge_inputs(wildcards=None):

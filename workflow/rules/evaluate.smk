@@ -27,7 +27,7 @@ for _benchmark in sorted(BENCHMARKS):
             judge=judge_args if CLASSIFIER_JUDGE else "",
         log:
             f"results/logs/evaluate/{{model}}/{{variant}}/{_benchmark}.log",
-        threads: 64 if CLASSIFIER_JUDGE and JUDGE_LOCAL else 1
+        threads: LOCAL_MODEL_THREADS if CLASSIFIER_JUDGE and JUDGE_LOCAL else 1
         resources:
             mem_mb=8000 if CLASSIFIER_JUDGE and JUDGE_LOCAL else 2000,
             runtime=30,
