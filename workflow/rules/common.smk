@@ -62,9 +62,7 @@ def model_spec(wildcards):
 
 
 def generate_threads(wildcards):
-    """A local model job claims half of --cores, so at most two run side by side (each with
-    its configured torch `threads`, 1 by default; memory stays bounded); everything else
-    needs one thread."""
+    """A local model job claims `LOCAL_MODEL_THREADS`; everything else needs one thread."""
     return LOCAL_MODEL_THREADS if MODELS[wildcards.model]["backend"] == "transformers" else 1
 
 
@@ -144,8 +142,9 @@ CLASSIFIER_JUDGE = config["classifier"] == "judge"
 """The triples' actions come from the judge: the evaluate jobs run it."""
 JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] == "transformers"
 """A local judge claims half of --cores, as a local model's generate job does."""
-LOCAL_MODEL_THREADS = max(1, workflow.cores // 2)
-"""What a local-model job claims: at most two run side by side (see `generate_threads`)."""
+LOCAL_MODEL_THREADS = 4
+"""What a local-model job claims (it runs one torch thread by default): under the README's
+`--cores 8` two run side by side; Snakemake scales the claim down to a smaller --cores."""
 
 
 def judge_inputs(wildcards=None):
