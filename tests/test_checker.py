@@ -6,12 +6,13 @@ import importlib
 import re
 import sys
 from itertools import count
+from pathlib import Path
 
 import pytest
 
 from toolcalib.benchmarks.bfcl import load_cases
 from toolcalib.execute.calls import render_call
-from toolcalib.jsonio import InputError, dumps, parse_line
+from toolcalib.jsonio import InputError, dumps, parse_line, read_records
 from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.score.gold import GoldLine, GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import (
@@ -20,6 +21,7 @@ from toolcalib.score.multi_turn import (
     IRRELEVANCE_CALL,
     RESPONSE_MISMATCH,
     STATE_MISMATCH,
+    decoded_calls,
     missing_items,
     score_case,
     score_multi_turn,
@@ -32,6 +34,9 @@ MULTI_TURN = (
     "multi_turn_miss_param",
 )
 REFERENCE = "bfcl_eval.eval_checker.multi_turn_eval"
+REAL = Path(__file__).parent / "data" / "real_trajectories"
+"""Multi-turn trajectories of the shipped models from the default run, every variant
+(`<model>--<variant>--<category>.jsonl`)."""
 NAMES = count()
 
 Plan = list[list[list[ToolCall]]]
@@ -276,6 +281,26 @@ def test_infrastructure_outcomes_are_not_scored(bfcl_release, cases, golds):
         score = score_case(case, run, golds[case.id], bfcl_release)
         assert (score.scored, score.passed, score.error_type) == (False, None, None)
         assert outcome in score.error_message and "boom" in score.error_message
+
+
+def test_real_model_verdicts_equal_bfcl(bfcl_release, cases, golds, reference):
+    by_id = {case.id: case for case in cases}
+    checked = 0
+    for path in sorted(REAL.glob("*.jsonl")):
+        for real in read_records(path, Trajectory):
+            case = by_id[real.case_id]
+            ours = score_case(case, real, golds[case.id], bfcl_release)
+            if not ours.scored:
+                continue
+            plan = [[calls for step in turn.steps
+                     if not step.dropped and (calls := decoded_calls(step.emission))]
+                    for turn in real.turns]
+            theirs = reference_verdict(reference, case, plan)
+            where = (path.name, case.id, ours.error_type, theirs.get("error_type"))
+            assert (ours.passed, ours.error_type) == (theirs["valid"], theirs.get("error_type")), \
+                where
+            checked += 1
+    assert checked >= 20
 
 
 def test_step_cap_is_scored_as_bfcl_does(bfcl_release, cases, golds):
