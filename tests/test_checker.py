@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from toolcalib.backends import make_backend
 from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.config import ModelSpec
 from toolcalib.execute.calls import render_call
+from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, dumps, parse_line, read_records
 from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.score.gold import GoldLine, GoldTrace, case_environment, gold_trace, read_gold
@@ -26,6 +29,7 @@ from toolcalib.score.multi_turn import (
     score_case,
     score_multi_turn,
 )
+from toolcalib.variants import get_variant
 
 MULTI_TURN = (
     "multi_turn_base",
@@ -283,24 +287,40 @@ def test_infrastructure_outcomes_are_not_scored(bfcl_release, cases, golds):
         assert outcome in score.error_message and "boom" in score.error_message
 
 
+def assert_verdicts_equal_bfcl(trajectories, by_id, golds, release, reference) -> int:
+    """Ours and BFCL's checker on each trajectory (calls as the harness executed them)."""
+    checked = 0
+    for real in trajectories:
+        case = by_id[real.case_id]
+        ours = score_case(case, real, golds[case.id], release)
+        if not ours.scored:
+            continue
+        plan = [[calls for step in turn.steps
+                 if not step.dropped and (calls := decoded_calls(step.emission))]
+                for turn in real.turns]
+        theirs = reference_verdict(reference, case, plan)
+        where = (real.model, real.variant, case.id, ours.error_type, theirs.get("error_type"))
+        assert (ours.passed, ours.error_type) == (theirs["valid"], theirs.get("error_type")), where
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("policy", ["oracle", "always_call", "never_call", "always_ask"])
+def test_policy_verdicts_equal_bfcl(bfcl_release, cases, golds, reference, policy):
+    backend = make_backend(ModelSpec(name=f"policy-{policy}", backend="policy",
+                                     options={"policy": policy}))
+    sample = cases[::8]  # 100 cases, 25 of each category
+    trajectories = run_cases(sample, backend, get_variant("baseline"),
+                             lambda case: case_environment(case, bfcl_release))
+    by_id = {case.id: case for case in sample}
+    assert assert_verdicts_equal_bfcl(trajectories, by_id, golds, bfcl_release, reference) == 100
+
+
 def test_real_model_verdicts_equal_bfcl(bfcl_release, cases, golds, reference):
     by_id = {case.id: case for case in cases}
-    checked = 0
-    for path in sorted(REAL.glob("*.jsonl")):
-        for real in read_records(path, Trajectory):
-            case = by_id[real.case_id]
-            ours = score_case(case, real, golds[case.id], bfcl_release)
-            if not ours.scored:
-                continue
-            plan = [[calls for step in turn.steps
-                     if not step.dropped and (calls := decoded_calls(step.emission))]
-                    for turn in real.turns]
-            theirs = reference_verdict(reference, case, plan)
-            where = (path.name, case.id, ours.error_type, theirs.get("error_type"))
-            assert (ours.passed, ours.error_type) == (theirs["valid"], theirs.get("error_type")), \
-                where
-            checked += 1
-    assert checked >= 20
+    trajectories = [real for path in sorted(REAL.glob("*.jsonl"))
+                    for real in read_records(path, Trajectory)]
+    assert assert_verdicts_equal_bfcl(trajectories, by_id, golds, bfcl_release, reference) == 20
 
 
 def test_step_cap_is_scored_as_bfcl_does(bfcl_release, cases, golds):
