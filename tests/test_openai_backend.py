@@ -218,13 +218,15 @@ def test_store_makes_the_second_identical_run_free(proxy, tmp_path):
 @pytest.mark.slow
 def test_concurrency_is_bounded_and_answers_keep_request_order(proxy):
     words = ["red", "blue", "green", "tea"]
-    proxy.script(["delay:1.5", "delay:0.5", "pass", "pass"])
+    # The first request to reach the proxy waits 4 s, the second 0.5 s: whichever of the
+    # first two arrives second completes first (arrival order is up to the scheduler).
+    proxy.script(["delay:4", "delay:0.5", "pass", "pass"])
     order = []
     made = backend(f"{proxy.url}/v1", max_concurrency=2)
     answers = made.generate_batch([make_request(f"Say the word {word}.") for word in words],
                                   on_answer=lambda i, _: order.append(i))
     assert proxy.max_in_flight == 2
-    assert order[0] != 0 and sorted(order) == [0, 1, 2, 3]
+    assert order != [0, 1, 2, 3] and sorted(order) == [0, 1, 2, 3]
     served = {json.loads(sent)["messages"][-1]["content"]: parse_choice(json.loads(got), {}, False)
               for sent, got in proxy.exchanges}
     assert answers == [served[f"Say the word {word}."] for word in words]
