@@ -147,10 +147,7 @@ def main() -> None:
     steps = recorder.steps()
     print(f"ours:  {ours:7.1f} s  {3600 * len(cases) / ours:7.1f} cases/h  {load()}  "
           f"({len(steps)} steps, outcomes {[t.outcome for t in trajectories]})")
-    print(f"       prompt tokens {stats.prompt_tokens}, reused {stats.reused_tokens}, prefilled "
-          f"{stats.prompt_tokens - stats.reused_tokens} in {stats.prefill_seconds:.1f} s; "
-          f"{stats.generated_tokens} new tokens in {stats.decode_steps} batched decode steps, "
-          f"{stats.decode_seconds:.1f} s")
+    print(f"       {backend.work_summary()}")
 
     plain_model = AutoModelForCausalLM.from_pretrained(
         folder, dtype=backend.model.dtype, local_files_only=True).eval()
