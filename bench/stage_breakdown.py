@@ -65,7 +65,7 @@ def job(argv: list[str]) -> None:
     spent["imports"] = time.process_time() - begin
     if argv[0] == "evaluate":
         core = importlib.import_module("toolcalib.evaluate")
-        core.read_records = timer(spent, "parse", core.read_records)
+        core.read_views = timer(spent, "parse", core.read_views)
         core.action_rows = timer(spent, "classify", core.action_rows)
         multi_turn = importlib.import_module("toolcalib.score.multi_turn")
         multi_turn.case_environment = timer(spent, "env", multi_turn.case_environment)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from toolcalib.classify import (
-    ActionRow,
     EmissionAction,
     classify_trajectory,
     get_profile,
@@ -15,6 +14,7 @@ from toolcalib.classify import (
 from toolcalib.classify.paper import load_cues
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
 from toolcalib.records import (
+    ActionRow,
     Case,
     Emission,
     Message,

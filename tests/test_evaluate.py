@@ -13,10 +13,10 @@ from toolcalib.classify import classify_trajectory, get_profile
 from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame, read_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
-from toolcalib.records import Case, CaseView, Emission, Trajectory, TrajectoryView
-from toolcalib.score.gold import GoldTrace
+from toolcalib.records import Case, Emission, GoldTrace, Trajectory
 from toolcalib.score.multi_turn import score_case
 from toolcalib.stages import evaluate as stage
+from toolcalib.views import CaseView, TrajectoryView
 
 TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell me the file name?"}
 
@@ -93,3 +93,9 @@ def test_one_file_per_category_in_every_list(tmp_path: Path) -> None:
         stage.run(profile="paper", benchmark="bfcl", source="s", cases=["a", "b"], gold=["a"],
                   trajectories=["a", "b"], actions=["a", "b"], scores=["a", "b"],
                   per_case="p", triples="t")
+
+
+def test_score_rows_hold_every_score_column() -> None:
+    case, run = irrelevance_case("c1"), answer("c1")
+    rows = stage.score_rows([score_case(case, run, None, None)])
+    assert list(rows[0]) == stage.SCORE_COLUMNS and rows[0]["details"] == "{}"

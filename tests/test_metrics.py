@@ -8,7 +8,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from toolcalib.classify import ActionRow
 from toolcalib.metrics import rows as plain
 from toolcalib.metrics.confusion import confusion
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
@@ -16,7 +15,7 @@ from toolcalib.metrics.per_case import per_case
 from toolcalib.metrics.triples import triples
 from toolcalib.metrics.wilson import wilson
 from toolcalib.metrics.write import FILES, write_outputs
-from toolcalib.records import ACTION_CLASSES
+from toolcalib.records import ACTION_CLASSES, ActionRow
 from toolcalib.stages.aggregate import run as aggregate
 
 KEYS = {"model": "m", "variant": "v", "benchmark": "b"}

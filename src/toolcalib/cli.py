@@ -6,7 +6,6 @@ import argparse
 import importlib
 import sys
 
-from toolcalib.fetch import FetchError
 from toolcalib.jsonio import InputError
 
 
@@ -104,6 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reported(exc: Exception) -> bool:
+    """Bad input or a failed fetch: one line on stderr, exit status 2. (`FetchError` is
+    looked up only if the fetch module ran: the other stages start without it.)"""
+    fetch = sys.modules.get("toolcalib.fetch")
+    return isinstance(exc, InputError | KeyError | FileNotFoundError | ValueError) or (
+        fetch is not None and isinstance(exc, fetch.FetchError))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dvc-sync"]:
@@ -118,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     command = args.pop("command").replace("-", "_")
     try:
         importlib.import_module(f"toolcalib.stages.{command}").run(**args)
-    except (InputError, FetchError, KeyError, FileNotFoundError, ValueError) as exc:
+    except Exception as exc:
+        if not _reported(exc):
+            raise
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 """Classify and score one run (model, variant, benchmark), one category file at a time.
 
-Cases and trajectories are read as views (`CaseView`, `TrajectoryView`): function docs and the
-conversation, most of the bytes, are skipped unbuilt; each input is parsed once.
+Cases and trajectories are read as plain views (`views.CaseView`, `views.TrajectoryView`), with
+the standard library; each input is parsed once.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 from toolcalib.benchmarks import Benchmark
 from toolcalib.classify.base import Profile
 from toolcalib.classify.trajectory import action_rows
-from toolcalib.jsonio import InputError, read_records
-from toolcalib.records import CaseView, TrajectoryView
+from toolcalib.jsonio import InputError
 from toolcalib.score.multi_turn import Score
 from toolcalib.variants import get_variant
+from toolcalib.views import CaseView, TrajectoryView, read_views
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ class Evaluated:
 
 def matching(cases: str, trajectories: str) -> list[tuple[CaseView, TrajectoryView]]:
     """Each trajectory of a file with its case; an unknown case id is an input error."""
-    by_id = {case.id: case for case in read_records(cases, CaseView)}
+    by_id = {case.id: case for case in read_views(cases, CaseView)}
     pairs = []
-    for number, trajectory in enumerate(read_records(trajectories, TrajectoryView), start=1):
+    for number, trajectory in enumerate(read_views(trajectories, TrajectoryView), start=1):
         if trajectory.case_id not in by_id:
             raise InputError(f"{trajectories}:{number}: field 'case_id': unknown case "
                              f"{trajectory.case_id!r}")

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
-T = TypeVar("T", bound=BaseModel)
+T = TypeVar("T")
+"""A pydantic record class, or a plain view of `views` (pydantic is imported only for records:
+the `evaluate` stage never imports it)."""
 
 
 class InputError(ValueError):
@@ -23,17 +22,30 @@ def dumps(obj: Any) -> str:
     order and the source order of its payload objects, because that order carries meaning
     (BFCL's file system roots at the first key of `initial_config`; positional arguments are
     named by the order of a doc's properties); any other object gets sorted keys."""
-    if isinstance(obj, BaseModel):
+    if _is_record(obj):
         data = obj.model_dump(mode="json")
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL(obj)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+"""`json.dumps` with `dumps`'s options, without building an encoder per call."""
+
+
+def _is_record(obj: Any) -> bool:
+    """A pydantic record (checked without importing pydantic, which a record's module did)."""
+    return hasattr(obj, "model_dump") and hasattr(type(obj), "model_fields")
 
 
 def sha256_bytes(data: bytes) -> str:
+    import hashlib  # here: most stages never hash, and its import is a measurable start-up cost
+
     return hashlib.sha256(data).hexdigest()
 
 
 def sha256_file(path: str | Path) -> str:
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -62,7 +74,7 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
 
 
 def write_json(path: str | Path, obj: Any) -> None:
-    if isinstance(obj, BaseModel):
+    if _is_record(obj):
         obj = obj.model_dump(mode="json")
     text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
@@ -74,6 +86,8 @@ def field_path(error: dict[str, Any]) -> str:
 
 def parse_line(text: str, model: type[T], file: str, line: int) -> T:
     """Validate one JSON line as `model`; failures raise InputError naming file:line and field."""
+    from pydantic import ValidationError
+
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -89,29 +103,17 @@ def parse_line(text: str, model: type[T], file: str, line: int) -> T:
         ) from exc
 
 
-def parse_view(text: str, model: type[T], file: str, line: int) -> T:
-    """`parse_line` for a model that ignores unknown fields: the JSON is parsed and validated in
-    one pass, and fields the model lacks are skipped without being built."""
-    try:
-        return model.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "json_invalid":
-            raise InputError(f"{file}:{line}: not valid JSON ({first['msg']})") from exc
-        raise InputError(
-            f"{file}:{line}: field '{field_path(first)}': {first['msg']}"
-            f" ({len(exc.errors())} error(s) in {model.__name__})"
-        ) from exc
-
-
 def iter_records(path: str | Path, model: type[T]) -> Iterator[T]:
-    """Each record of a JSONL file; a model that ignores unknown fields (a view) is read
-    with `parse_view`."""
-    parse = parse_view if model.model_config.get("extra") == "ignore" else parse_line
+    """Each record of a JSONL file; a plain view (`views.VIEWS`) is read with `views.read_views`."""
+    from toolcalib import views
+
+    if model in views.VIEWS:
+        yield from views.read_views(path, model)
+        return
     with open(path, encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                yield parse(text, model, str(path), number)
+                yield parse_line(text, model, str(path), number)
 
 
 def read_records(path: str | Path, model: type[T]) -> list[T]:

@@ -14,13 +14,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolcalib.classify.default import DefaultProfile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.records import Emission, Message, ToolCall
 
 RESULT_CHARS = 400
 """Each observed tool result is quoted up to this many characters in the SRI message."""
-GATE_PROFILE = "default"
-"""The classifier profile that decides whether a halting reply asks the user something."""
+GATE_PROFILE = DefaultProfile.name
+"""The classifier profile that decides whether a halting reply asks the user something
+(imported here, not only by name: a generate job's sources include it)."""
 
 
 @dataclass

@@ -1,4 +1,7 @@
-"""Typed records that flow between pipeline stages (one JSON line each)."""
+"""Typed records that flow between pipeline stages (one JSON line each).
+
+The class vocabularies and the plain views `evaluate` reads (without pydantic) are in `views`.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +9,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GoldClass = Literal["tool_call", "ask", "refuse", "confirm"]
-ActionClass = Literal["tool_call", "ask", "refuse", "confirm", "other", "malformed"]
-GOLD_CLASSES: tuple[str, ...] = ("tool_call", "ask", "refuse", "confirm")
-ACTION_CLASSES: tuple[str, ...] = ("tool_call", "malformed", "refuse", "ask", "confirm", "other")
-"""Every class, highest turn priority first (a turn takes the first class any emission has)."""
+from toolcalib.views import (
+    ACTION_CLASSES,
+    GOLD_CLASSES,
+    MODEL_OUTCOMES,
+    ActionClass,
+    GoldClass,
+    Outcome,
+    TurnsByIndex,
+)
 
-Outcome = Literal["completed", "step_cap", "error", "context_overflow"]
-"""How a trajectory ended. `completed` and `step_cap` are model behaviour (step_cap is scored
-as a failure, as BFCL does); `error` and `context_overflow` are infrastructure: never scored."""
-MODEL_OUTCOMES: tuple[str, ...] = ("completed", "step_cap")
+__all__ = ["ACTION_CLASSES", "GOLD_CLASSES", "MODEL_OUTCOMES", "ActionClass", "GoldClass",
+           "Outcome"]
 
 
 class Record(BaseModel):
@@ -136,43 +141,43 @@ class Trajectory(Record):
 Message.model_rebuild()
 
 
-class View(BaseModel):
-    """Some fields of a record, read from its JSON line: the other fields are skipped without
-    being built (a case's function docs are most of its bytes)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class TurnView(View):
-    index: int
-    gold_action: GoldClass
-    gold_calls: list[ToolCall] = Field(default_factory=list)
-
-
-class CaseView(View):
-    """A `Case` without function docs, messages and source: what classify, score and aggregate
-    read. Every function that takes a `CaseView` also takes the `Case` itself."""
-
-    id: str
-    benchmark: str
-    category: str
-    turns: list[TurnView]
-    environment: dict[str, Any] = Field(default_factory=dict)
-    gold_action: GoldClass
-    gold_turn: int
-    multi_step: bool = True
-
-
-class TrajectoryView(View):
-    """A `Trajectory` without the conversation and the model's identity (classify and score
-    read the steps); every function that takes it also takes the `Trajectory` itself."""
+class ActionRow(Record):
+    """One emission (level `emission`) or one turn (level `turn`, step None) of a trajectory:
+    a row of an action table (`classify.trajectory.action_rows` builds them as dicts)."""
 
     case_id: str
-    benchmark: str
-    category: str
     model: str
     variant: str
+    benchmark: str
+    category: str
     outcome: Outcome
-    error: str | None = None
-    turns: list[TurnTrace]
-    interventions: list[Intervention] = Field(default_factory=list)
+    scored: bool
+    """False for infrastructure outcomes: kept, but out of every denominator."""
+    level: Literal["emission", "dropped", "turn"]
+    """`dropped`: an emission a variant's probe withdrew (kept, not part of the turn's class)."""
+    turn: int
+    step: int | None
+    gold_action: GoldClass
+    """The gold class of this turn."""
+    is_gold_turn: bool
+    action: ActionClass | None
+    rule: str
+    evidence: str
+    probes_fired: int = 0
+    """On turn rows: how many times the variant's probe fired in this turn."""
+
+
+class GoldTurn(Record):
+    results: list[str] = Field(default_factory=list)
+    """Result string of each ground-truth call of the turn, in order."""
+    state: dict[str, dict[str, Any]]
+    """`Environment.state()` after the turn's ground-truth calls."""
+
+
+class GoldTrace(Record, TurnsByIndex):
+    """A multi-turn case's ground truth executed once (`score.gold.gold_trace`); the checker
+    reads a gold file's lines as `score.gold.GoldLine`s."""
+
+    case_id: str
+    category: str
+    turns: list[GoldTurn]

@@ -11,11 +11,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from toolcalib.records import Case, CaseView, Message
+from toolcalib.views import CaseView, View
 
-C = TypeVar("C", Case, CaseView)
+if TYPE_CHECKING:
+    from toolcalib.records import Case, Message
+
+C = TypeVar("C", "Case", CaseView)
 
 PERMISSION_PROMPT = (
     "You may ask the user for any information you need that they have not given you, and you "
@@ -36,6 +39,8 @@ class Variant:
     """How the variant changes gold classes (e.g. no tools: tool_call -> refuse)."""
 
     def preamble(self) -> list[Message]:
+        from toolcalib.records import Message
+
         return [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
 
     def adjust_case(self, case: Case) -> Case:
@@ -51,13 +56,15 @@ class Variant:
         `CaseView` classification reads)."""
         if not self.gold_map:
             return case
-        turns = [turn.model_copy(update={
-            "gold_action": self.gold_map.get(turn.gold_action, turn.gold_action),
-        }) for turn in case.turns]
-        return case.model_copy(update={
-            "turns": turns,
-            "gold_action": self.gold_map.get(case.gold_action, case.gold_action),
-        })
+        turns = [_replace(turn, gold_action=self.gold_map.get(turn.gold_action, turn.gold_action))
+                 for turn in case.turns]
+        return _replace(case, turns=turns,
+                        gold_action=self.gold_map.get(case.gold_action, case.gold_action))
+
+
+def _replace(item: Any, **changes: Any) -> Any:
+    """A copy of a record (pydantic) or a plain view with some fields changed."""
+    return item.replace(**changes) if isinstance(item, View) else item.model_copy(update=changes)
 
 
 VARIANTS = {v.name: v for v in (

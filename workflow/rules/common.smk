@@ -132,9 +132,10 @@ if JUDGE and MODELS[JUDGE["model"]]["backend"] == "policy":
 if config["classifier"] == "judge" and not JUDGE:
     raise ValueError("config: classifier 'judge' needs a 'judge' section naming a model")
 PROFILES = ["paper", "default", *(["judge"] if JUDGE else [])]
-PROFILE_CODE = ["classify/paper.py", "classify/default.py", "data/paper_classifier.yaml",
-                "data/default_classifier.yaml"]
-"""Profiles load their cue data and are registered lazily: declared here explicitly."""
+PROFILE_CODE = ["classify/paper.py", "classify/default.py", "classify/judge.py",
+                "data/paper_classifier.yaml", "data/default_classifier.yaml"]
+"""Profiles load their cue data and are registered (the judge imported) lazily: declared here
+explicitly."""
 JUDGE_CODE = ([module_file(BACKEND_MODULES[MODELS[JUDGE["model"]]["backend"]]),
                "data/judge_rubric.yaml"] if JUDGE else [])
 """What a stage running the judge also runs: its rubric and its (lazily loaded) backend."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
+if TYPE_CHECKING:
+    from toolcalib.records import Case, Trajectory
+    from toolcalib.views import CaseView, TrajectoryView
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolcalib.benchmarks.bfcl_normalize import (
     CATEGORIES,
@@ -15,9 +16,12 @@ from toolcalib.benchmarks.bfcl_normalize import (
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
-from toolcalib.records import Case, CaseView, Trajectory, TrajectoryView
-from toolcalib.score.gold import GoldLine, GoldTrace, case_environment, gold_trace, read_gold
+from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import Score, score_case
+from toolcalib.views import CaseView, TrajectoryView
+
+if TYPE_CHECKING:
+    from toolcalib.records import Case, GoldTrace, Trajectory
 
 
 def load_cases(release: BfclRelease, category: str) -> list[Case]:
@@ -47,15 +51,17 @@ class Bfcl:
 
     def gold(self, source: str | Path, case: Case) -> GoldTrace:
         if not case.multi_step:
+            from toolcalib.records import GoldTrace
+
             return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
-    def read_gold(self, path: str | Path) -> dict[str, GoldTrace | GoldLine]:
+    def read_gold(self, path: str | Path) -> dict[str, GoldTraceView | GoldLine]:
         return read_gold(path)
 
     def score(self, source: str | Path, case: Case | CaseView,
               trajectory: Trajectory | TrajectoryView,
-              gold: GoldTrace | GoldLine | None) -> Score:
+              gold: GoldTrace | GoldTraceView | GoldLine | None) -> Score:
         return score_case(case, trajectory, gold, _release(source))
 
 

@@ -2,12 +2,11 @@
 
 from toolcalib.classify.base import EmissionAction, Profile, text_class, turn_action
 from toolcalib.classify.profiles import PROFILES, get_profile
-from toolcalib.classify.trajectory import ACTION_COLUMNS, ActionRow, classify_trajectory
+from toolcalib.classify.trajectory import ACTION_COLUMNS, classify_trajectory
 
 __all__ = [
     "ACTION_COLUMNS",
     "PROFILES",
-    "ActionRow",
     "EmissionAction",
     "Profile",
     "classify_trajectory",

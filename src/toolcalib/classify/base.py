@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, Record
+import yaml
+
+from toolcalib.views import ACTION_CLASSES, ActionClass, EmissionView
+
+if TYPE_CHECKING:
+    from toolcalib.records import Emission
 
 MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
 
 
-class EmissionAction(Record):
+@dataclass(frozen=True, slots=True)
+class EmissionAction:
     """The class of one emission (None: nothing to classify), the deciding rule and its evidence."""
 
     action: ActionClass | None
@@ -22,6 +31,17 @@ class EmissionAction(Record):
 EMPTY = EmissionAction(action=None, rule="empty")
 
 
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+"""The package's data files (`importlib.resources` would cost 10 ms of start-up to find them)."""
+
+
+def packaged_yaml(name: str) -> Any:
+    """A data file of the package (`data/<name>`), loaded as `yaml.safe_load` loads it, by
+    libyaml when PyYAML has it (10x faster; a test checks the two agree on every data file)."""
+    text = (DATA_DIR / name).read_text("utf-8")
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+
+
 class Profile(ABC):
     """A classifier profile: text rules of its own, the shared emission rules around them.
 
@@ -30,22 +50,38 @@ class Profile(ABC):
 
     name: str
 
-    def prepare(self, emissions: Sequence[Emission]) -> None:
+    def prepare(self, emissions: Sequence[Emission | EmissionView]) -> None:
         """Called with the emissions about to be classified one by one: a profile that asks a
         model sends their requests here in batches; rule profiles have nothing to do."""
         return None
+
+    def summary(self) -> str | None:
+        """What the profile did, for a stage's log (rule profiles: nothing to tell)."""
+        return None
+
+    def text_action(self, text: str) -> EmissionAction:
+        """`classify_text`, computed once per distinct text of the profile's lifetime (a run):
+        a text's class is a function of the text alone, and runs repeat texts ("Done.")."""
+        try:
+            known = self._known
+        except AttributeError:
+            known = self._known = {}
+        action = known.get(text)
+        if action is None:
+            action = known[text] = self.classify_text(text)
+        return action
 
     @abstractmethod
     def classify_text(self, text: str) -> EmissionAction:
         """Classify a text emission that is not empty or whitespace only."""
 
-    def classify(self, emission: Emission) -> EmissionAction:
+    def classify(self, emission: Emission | EmissionView) -> EmissionAction:
         """Structured calls are tool_call; a malformed parse is `malformed`, never an abstention
         (its rule keeps what the text rules alone said); empty text with no calls has no class."""
         if emission.structured and emission.tool_calls:
             names = ",".join(call.name for call in emission.tool_calls)
             return EmissionAction(action="tool_call", rule="structured", evidence=names)
-        by_text = self.classify_text(emission.text) if emission.text.strip() else EMPTY
+        by_text = self.text_action(emission.text) if emission.text.strip() else EMPTY
         if emission.parse == "malformed":
             return EmissionAction(
                 action="malformed", rule=MALFORMED_PREFIX + by_text.rule, evidence=by_text.evidence
@@ -63,5 +99,11 @@ def text_class(action: EmissionAction) -> str | None:
 
 def turn_action(actions: Iterable[EmissionAction]) -> EmissionAction | None:
     """The deciding emission of a turn: the first with the highest-priority class, if any."""
-    ranked = [a for a in actions if a.action is not None]
-    return min(ranked, key=lambda a: ACTION_CLASSES.index(a.action), default=None)
+    best, best_rank = None, len(_RANK)
+    for action in actions:
+        if action.action is not None and _RANK[action.action] < best_rank:
+            best, best_rank = action, _RANK[action.action]
+    return best
+
+
+_RANK = {action: rank for rank, action in enumerate(ACTION_CLASSES)}

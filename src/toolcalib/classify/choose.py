@@ -1,19 +1,27 @@
 """A classifier profile by name for a stage: rule profiles from the registry, or the judge
-over the model its spec names (its answers kept in the response store)."""
+over the model its spec names (its answers kept in the response store).
+
+The judge (its backends, the response store, pydantic) is imported only when asked for, so a
+stage running a rule profile starts without it; the workflow lists `classify/judge.py` among
+the profile sources every classifying job depends on."""
 
 from __future__ import annotations
 
 from toolcalib.classify.base import Profile
-from toolcalib.classify.judge import JudgeProfile, make_judge
 from toolcalib.classify.profiles import get_profile
-from toolcalib.config import parse_model_spec
+
+JUDGE = "judge"
+"""The judge profile's name (`JudgeProfile.name`)."""
 
 
 def choose_profile(name: str, judge_spec: str | None = None,
                    store: str | None = None) -> Profile:
     """`judge` needs the judge model's spec (JSON, as `generate --model-spec`) and a store."""
-    if name != JudgeProfile.name:
+    if name != JUDGE:
         return get_profile(name)
+    from toolcalib.classify.judge import make_judge
+    from toolcalib.config import parse_model_spec
+
     if judge_spec is None or store is None:
         raise ValueError("profile 'judge' needs a judge model (--judge-spec; config `judge`) "
                          "and a response store (--store)")

@@ -47,13 +47,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
+from toolcalib.views import EmissionView
 
-from toolcalib.classify.base import EmissionAction, Profile
-from toolcalib.records import Emission
+if TYPE_CHECKING:
+    from toolcalib.records import Emission
 
 DATA_FILE = "default_classifier.yaml"
 SENTENCE_RANK = ("ask", "refuse", "confirm", "other")
@@ -88,7 +88,7 @@ class Sentence:
 @cache
 def load_cues() -> dict[str, Any]:
     """The packaged cue tables of the default profile."""
-    return yaml.safe_load(files("toolcalib").joinpath("data", DATA_FILE).read_text("utf-8"))
+    return packaged_yaml(DATA_FILE)
 
 
 class DefaultProfile(Profile):
@@ -107,7 +107,7 @@ class DefaultProfile(Profile):
         self.question_without_mark = re.compile(cues["question_without_mark"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
-    def classify(self, emission: Emission) -> EmissionAction:
+    def classify(self, emission: Emission | EmissionView) -> EmissionAction:
         """Any calls the harness will execute make a tool_call, parsed from text or not."""
         if emission.tool_calls and not emission.structured:
             names = ",".join(call.name for call in emission.tool_calls)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
-import yaml
-
-from toolcalib.classify.base import EmissionAction, Profile
+from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
 
 DATA_FILE = "paper_classifier.yaml"
 PHRASE_CLASSES = ("refuse", "ask", "confirm")
@@ -32,7 +29,7 @@ class CallPattern:
 @cache
 def load_cues() -> dict[str, Any]:
     """The packaged cue tables (never the shared reference copy)."""
-    return yaml.safe_load(files("toolcalib").joinpath("data", DATA_FILE).read_text("utf-8"))
+    return packaged_yaml(DATA_FILE)
 
 
 def compile_pattern(entry: dict[str, Any]) -> CallPattern:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolcalib.records import ToolCall
+if TYPE_CHECKING:  # imported where used: `evaluate` loads this module, never pydantic
+    from toolcalib.records import ToolCall
 
 ParamOrder = Callable[[str], list[str]]
 """Function name -> its parameter names in positional order."""
@@ -75,6 +76,8 @@ def _dotted_name(node: ast.expr) -> str | None:
 
 
 def _call(node: ast.Call, param_order: ParamOrder | None) -> ToolCall:
+    from toolcalib.records import ToolCall
+
     name = _dotted_name(node.func)
     if name is None:
         raise CallParseError(

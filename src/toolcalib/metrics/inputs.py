@@ -9,9 +9,9 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel
 
-from toolcalib.classify.trajectory import ACTION_COLUMNS, ActionRow
+from toolcalib.classify.trajectory import ACTION_COLUMNS
 from toolcalib.metrics.rows import GOLD_COLUMNS, gold_rows
-from toolcalib.records import Case
+from toolcalib.records import ActionRow, Case
 
 ACTION_SCHEMA: dict[str, pl.DataType] = {
     name: pl.Int64() if name in ("turn", "step", "probes_fired") else

@@ -133,8 +133,12 @@ def _case_row(case: dict[str, Any], emission_list: list[str]) -> dict[str, Any]:
         bound = ACC_WITHOUT_GOLD
     elif scored and not passed and gold_emitted:
         bound = GOLD_WITHOUT_ACC
-    row = {
-        **{k: case[k] for k in CASE_KEYS},
+    return {  # CASE_COLUMNS
+        "model": case["model"],
+        "variant": case["variant"],
+        "benchmark": case["benchmark"],
+        "category": case["category"],
+        "case_id": case["case_id"],
         "gold_action": gold,
         "gold_turn": case["gold_turn"],
         "gold_turn_gold": gold,
@@ -153,7 +157,6 @@ def _case_row(case: dict[str, Any], emission_list: list[str]) -> dict[str, Any]:
         "bound": bound,
         "probes_fired": case["probes_fired"],
     }
-    return {column: row[column] for column in CASE_COLUMNS}
 
 
 def _round(value: float | None) -> float | None:
@@ -202,32 +205,38 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """One encoder for every row (`json.dumps` with options builds one per call)."""
-
-
-_REPEATED = frozenset({str, int, bool, type(None)})
-"""Value types whose encodings `jsonl_bytes` reuses (a float's is not: -0.0 == 0.0)."""
+_ENCODE_STR = json.encoder.encode_basestring
+"""`_ENCODE` of a string, without the encoder's per-call set-up (`ensure_ascii=False`)."""
 
 
 def jsonl_bytes(rows: Iterable[Row], columns: Sequence[str]) -> bytes:
     """One JSON object per row, keys in `columns` order (polars reads it with `read_ndjson`):
-    bytes equal to encoding each row's dict, but each distinct id, class or flag is encoded
-    once (a table repeats them on every row) and filled into a per-table line template."""
+    bytes equal to encoding each row's dict, but each distinct string is encoded once (a table
+    repeats ids, classes and rules on every row), null, booleans and integers are written as
+    JSON writes them, and the values fill a per-table line template."""
     line = "{" + ",".join(_ENCODE(column) + ":%s" for column in columns) + "}\n"
-    encoded: dict[tuple[type, Any], str] = {}
+    values_of = itemgetter(*columns) if len(columns) > 1 else lambda row: (row[columns[0]],)
+    strings: dict[str, str] = {}
     lines = []
     for row in rows:
-        values = []
-        for column in columns:
-            value = row[column]
-            kind = type(value)
-            if kind not in _REPEATED:
-                values.append(_ENCODE(value))
-                continue
-            text = encoded.get((kind, value))
-            if text is None:
-                text = encoded[(kind, value)] = _ENCODE(value)
-            values.append(text)
-        lines.append(line % tuple(values))
+        texts = []
+        for value in values_of(row):
+            if type(value) is str:
+                text = strings.get(value)
+                if text is None:
+                    text = strings[value] = _ENCODE_STR(value)
+            elif value is None:
+                text = "null"
+            elif value is True:
+                text = "true"
+            elif value is False:
+                text = "false"
+            elif type(value) is int:
+                text = int.__repr__(value)
+            else:
+                text = _ENCODE(value)
+            texts.append(text)
+        lines.append(line % tuple(texts))
     return "".join(lines).encode()
 
 

@@ -4,43 +4,80 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from pydantic import Field, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.execute.executor import Environment
-from toolcalib.jsonio import InputError, field_path, parse_line
-from toolcalib.records import Case, CaseView, Record
+from toolcalib.jsonio import InputError
+from toolcalib.views import (
+    OBJECT,
+    REQUIRED,
+    STR,
+    STRINGS,
+    BadField,
+    CaseView,
+    TurnsByIndex,
+    View,
+    field_error,
+    list_of,
+    parse_checked,
+    view_check,
+)
+
+if TYPE_CHECKING:
+    from toolcalib.records import Case, GoldTrace
 
 
-class GoldTurn(Record):
-    results: list[str] = Field(default_factory=list)
-    """Result string of each ground-truth call of the turn, in order."""
-    state: dict[str, dict[str, Any]]
-    """`Environment.state()` after the turn's ground-truth calls."""
+def dict_of(item: Any) -> Any:
+    """Check a JSON object's every value with `item`."""
+    def check(value: Any) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise BadField("Input should be a valid dictionary")
+        for key, element in value.items():
+            try:
+                item(element)
+            except BadField as bad:
+                bad.loc.insert(0, key)
+                raise
+        return value
+    return check
 
 
-class GoldTrace(Record):
-    case_id: str
-    category: str
-    turns: list[GoldTurn]
+class GoldTurnView(View):
+    """A `records.GoldTurn` as the checker reads it (checked as strictly, without pydantic)."""
 
-    def turn(self, index: int) -> GoldTurn:
-        if index >= len(self.turns):
-            raise ValueError(f"{self.case_id}: gold trace has no turn {index}")
-        return self.turns[index]
+    __slots__ = ("results", "state")
 
-    def has_turns(self, count: int) -> bool:
-        return len(self.turns) == count
+    def __init__(self, results: list[str], state: dict[str, dict[str, Any]]) -> None:
+        self.results = results
+        self.state = state
+
+    FIELDS = (("results", STRINGS, list), ("state", dict_of(OBJECT), REQUIRED))
+    STRICT = True
 
 
+class GoldTraceView(View, TurnsByIndex):
+    """A whole `records.GoldTrace` line, read when it is not laid out as `dumps` writes it."""
+
+    __slots__ = ("case_id", "category", "turns")
+
+    def __init__(self, case_id: str, category: str, turns: list[GoldTurnView]) -> None:
+        self.case_id = case_id
+        self.category = category
+        self.turns = turns
+
+    FIELDS = (("case_id", STR, REQUIRED), ("category", STR, REQUIRED),
+              ("turns", list_of(view_check(GoldTurnView)), REQUIRED))
+    STRICT = True
+
+
+_TURN, _TRACE = view_check(GoldTurnView), view_check(GoldTraceView)
 _DECODER = json.JSONDecoder()
 _HEAD, _CATEGORY, _TURNS = '{"case_id":', ',"category":', ',"turns":['
 
 
 class GoldLine:
-    """A `GoldTrace` as `dumps` writes it, each turn parsed and validated when the checker
+    """A `records.GoldTrace` as `dumps` writes it, each turn parsed and checked when the checker
     first asks for it: a trajectory that fails in its first turn never parses the others'
     states, most of a trace's bytes (BFCL's checker likewise runs the ground truth turn by turn).
     `read_gold` parses a line laid out otherwise as a whole `GoldTrace`."""
@@ -48,7 +85,7 @@ class GoldLine:
     def __init__(self, text: str, case_id: str, category: str, offset: int, where: str):
         self.case_id, self.category = case_id, category
         self._text, self._offset, self._where = text, offset, where
-        self._turns: list[GoldTurn] = []
+        self._turns: list[GoldTurnView] = []
         self._ended = text.startswith("]", offset)
 
     @classmethod
@@ -69,7 +106,7 @@ class GoldLine:
             return None
         return cls(text, case_id, category, end + len(_TURNS), where)
 
-    def turn(self, index: int) -> GoldTurn:
+    def turn(self, index: int) -> GoldTurnView:
         while len(self._turns) <= index and not self._ended:
             self._turns.append(self._next_turn())
         if index >= len(self._turns):
@@ -84,7 +121,7 @@ class GoldLine:
                 return False
         return self._ended and len(self._turns) == count
 
-    def _next_turn(self) -> GoldTurn:
+    def _next_turn(self) -> GoldTurnView:
         number = len(self._turns)
         try:
             raw, end = _DECODER.raw_decode(self._text, self._offset)
@@ -92,11 +129,10 @@ class GoldLine:
             raise InputError(f"{self._where}: field 'turns.{number}': not valid JSON"
                              f" ({exc.msg} at column {exc.colno})") from exc
         try:
-            turn = GoldTurn.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InputError(f"{self._where}: field 'turns.{number}.{field_path(first)}':"
-                             f" {first['msg']}") from exc
+            turn = _TURN(raw)
+        except BadField as bad:
+            bad.loc[:0] = ["turns", number]
+            raise field_error(self._where, bad, GoldTurnView) from None
         if self._text.startswith(",", end):
             self._offset = end + 1
         elif self._text[end:].rstrip() == "]}":
@@ -106,16 +142,21 @@ class GoldLine:
         return turn
 
 
-def read_gold(path: str | Path) -> dict[str, GoldTrace | GoldLine]:
+def read_gold(path: str | Path) -> dict[str, GoldTraceView | GoldLine]:
     """Each gold trace of a file by case id, its turns parsed when the checker reaches them."""
-    golds: dict[str, GoldTrace | GoldLine] = {}
+    golds: dict[str, GoldTraceView | GoldLine] = {}
     with open(path, encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                gold = GoldLine.parse(text, f"{path}:{number}") \
-                    or parse_line(text, GoldTrace, str(path), number)
+                where = f"{path}:{number}"
+                gold = GoldLine.parse(text, where) or parse_trace(text, where)
                 golds[gold.case_id] = gold
     return golds
+
+
+def parse_trace(text: str, where: str) -> GoldTraceView:
+    """A whole gold line, checked as a `records.GoldTrace`."""
+    return parse_checked(text, GoldTraceView, where, _TRACE)
 
 
 def case_environment(case: Case | CaseView, release: BfclRelease) -> Environment:
@@ -128,6 +169,8 @@ def case_environment(case: Case | CaseView, release: BfclRelease) -> Environment
 
 def gold_trace(case: Case, release: BfclRelease) -> GoldTrace:
     """Run every turn's ground-truth calls on one environment that persists across turns."""
+    from toolcalib.records import GoldTrace, GoldTurn
+
     environment = case_environment(case, release)
     turns = []
     for turn in case.turns:

@@ -6,22 +6,17 @@ results; the ground truth comes from a `GoldTrace`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.records import (
-    MODEL_OUTCOMES,
-    Case,
-    CaseView,
-    Emission,
-    Record,
-    ToolCall,
-    Trajectory,
-    TrajectoryView,
-)
-from toolcalib.score.gold import GoldLine, GoldTrace, case_environment
+from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment
+from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView
+
+if TYPE_CHECKING:
+    from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
+
+    Gold = GoldTrace | GoldTraceView | GoldLine
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
@@ -30,7 +25,10 @@ RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
 
 
-class Score(Record):
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One case's verdict: a row of a score table (`stages.evaluate.SCORE_COLUMNS`)."""
+
     case_id: str
     benchmark: str
     category: str
@@ -43,13 +41,13 @@ class Score(Record):
     """BFCL's name for the failure, e.g. `multi_turn:instance_state_mismatch`."""
     error_message: str | None = None
     failed_turn: int | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def score_case(
     case: Case | CaseView,
     trajectory: Trajectory | TrajectoryView,
-    gold: GoldTrace | GoldLine | None,
+    gold: Gold | None,
     release: BfclRelease | None,
 ) -> Score:
     """Multi-step cases go to the multi-turn checker, single-emission ones to irrelevance."""
@@ -75,13 +73,14 @@ def score_irrelevance(
                     IRRELEVANCE_CALL,
                     "Valid syntax. Successfully decode AST when it should not.",
                     turn.index,
-                    {"calls": [call.model_dump(mode="json") for call in calls]},
+                    {"calls": [{"name": call.name, "arguments": call.arguments}
+                               for call in calls]},
                 )
     return verdict.success()
 
 
 def score_multi_turn(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: GoldTrace | GoldLine,
+    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: Gold,
     release: BfclRelease
 ) -> Score:
     """BFCL's multi-turn verdict for one trajectory."""
@@ -144,7 +143,7 @@ def score_multi_turn(
     return verdict.success()
 
 
-def decoded_calls(emission: Emission) -> list[ToolCall]:
+def decoded_calls(emission: Emission | EmissionView) -> list[ToolCall | CallView]:
     """The calls BFCL would decode from a step: none from a malformed emission."""
     return [] if emission.parse == "malformed" else list(emission.tool_calls)
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from typing import Any
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.classify.choose import choose_profile
-from toolcalib.classify.judge import JudgeProfile
 from toolcalib.classify.trajectory import ACTION_COLUMNS
 from toolcalib.evaluate import Category, evaluate
 from toolcalib.jsonio import atomic_write_bytes, dumps
@@ -33,12 +33,15 @@ from toolcalib.metrics.rows import (
 from toolcalib.score.multi_turn import Score
 from toolcalib.stages import log
 
-SCORE_COLUMNS = list(Score.model_fields)
+SCORE_COLUMNS = [f.name for f in fields(Score)]
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""
 
 
 def score_rows(scores: Sequence[Score]) -> list[dict[str, Any]]:
-    return [{**s.model_dump(exclude={"details"}), "details": dumps(s.details)} for s in scores]
+    return [{"case_id": s.case_id, "benchmark": s.benchmark, "category": s.category,
+             "model": s.model, "variant": s.variant, "scored": s.scored, "passed": s.passed,
+             "error_type": s.error_type, "error_message": s.error_message,
+             "failed_turn": s.failed_turn, "details": dumps(s.details)} for s in scores]
 
 
 def write(path: str, data: bytes) -> None:
@@ -94,6 +97,6 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
         rows = case_rows(run_actions, run_scores, gold_rows(run_cases))
         write(per_case, jsonl_bytes(rows, CASE_COLUMNS))
         write(triples, csv_bytes(triple_rows(rows), TRIPLE_COLUMNS))
-    if isinstance(chosen, JudgeProfile):
-        log(chosen.summary())
+    if summary := chosen.summary():
+        log(summary)
     log(f"per-case table and triples of {len(run_cases)} cases -> {per_case}, {triples}")
