@@ -6,9 +6,8 @@ the standard library; each input is parsed once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolcalib.benchmarks import Benchmark
 from toolcalib.classify.base import Profile
@@ -19,8 +18,7 @@ from toolcalib.variants import get_variant
 from toolcalib.views import CaseView, TrajectoryView, read_views
 
 
-@dataclass(frozen=True)
-class Category:
+class Category(NamedTuple):
     """One category's inputs: the case, gold-trace and trajectory files."""
 
     cases: str
@@ -28,8 +26,7 @@ class Category:
     trajectories: str
 
 
-@dataclass(frozen=True)
-class Evaluated:
+class Evaluated(NamedTuple):
     """One category's action rows (`action_rows` dicts) and scores, and the cases it covers."""
 
     actions: list[dict[str, Any]]

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from toolcalib.views import CaseView, View
 
@@ -27,15 +28,14 @@ PERMISSION_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(NamedTuple):
     name: str
     system_prompt: str | None = None
     """Prepended as a system message when set."""
     hide_tools: bool = False
     halt_probe: Literal["sri", "sri-gate"] | None = None
     call_probe: Literal["cri"] | None = None
-    gold_map: dict[str, str] = field(default_factory=dict)
+    gold_map: Mapping[str, str] = MappingProxyType({})
     """How the variant changes gold classes (e.g. no tools: tool_call -> refuse)."""
 
     def preamble(self) -> list[Message]:

@@ -47,8 +47,8 @@ class BadField(ValueError):
 
 
 class View:
-    """A plain view: its fields are its `__slots__`; two views are equal when their class and
-    fields are."""
+    """A plain record class (a view, a score): its fields are its `__slots__`; two are equal
+    when their class and fields are."""
 
     __slots__ = ()
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
@@ -19,8 +18,7 @@ MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
 
 
-@dataclass(frozen=True, slots=True)
-class EmissionAction:
+class EmissionAction(NamedTuple):
     """The class of one emission (None: nothing to classify), the deciding rule and its evidence."""
 
     action: ActionClass | None

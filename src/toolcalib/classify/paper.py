@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
 
@@ -14,8 +13,7 @@ PHRASE_CLASSES = ("refuse", "ask", "confirm")
 """Phrase families in the order they are tried; ask's question mark is tried before its phrases."""
 
 
-@dataclass(frozen=True)
-class CallPattern:
+class CallPattern(NamedTuple):
     """A tool-call pattern: `match` hits only at the start of the text, `search` anywhere."""
 
     name: str

@@ -7,10 +7,10 @@ bound method with literal keyword arguments instead of `eval`-ing model text.
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import math
 import pickle
+import types
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -98,12 +98,12 @@ _PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
 
 def public_methods(instance: Any) -> tuple[str, ...]:
     """The names of the instance's public bound methods, sorted (the set is the class's: found
-    once per class with `inspect`, which is slow; a method is looked up when a call runs, as
-    BFCL's `eval` does)."""
+    once per class; a method is looked up when a call runs, as BFCL's `eval` does)."""
     names = _PUBLIC_METHODS.get(type(instance))
     if names is None:
-        names = tuple(name for name, _ in inspect.getmembers(instance, predicate=inspect.ismethod)
-                      if not name.startswith("_"))
+        names = tuple(name for name in dir(instance)  # sorted, as `inspect.getmembers`
+                      if not name.startswith("_")
+                      and isinstance(getattr(instance, name, None), types.MethodType))
         _PUBLIC_METHODS[type(instance)] = names
     return names
 
@@ -130,7 +130,8 @@ def snapshot(value: Any) -> Any:
     if kind is str or kind is int or value is None:  # the common exact types first (fast path)
         return value
     if kind is list:
-        return [snapshot(item) for item in value]
+        return [item if (type(item) is str or type(item) is int or item is None)  # as above
+                else snapshot(item) for item in value]
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -168,7 +169,8 @@ def _string_keyed(value: dict[Any, Any]) -> dict[str, Any] | None:
     for key, item in value.items():
         if not isinstance(key, str):
             return None
-        plain[key] = snapshot(item)
+        kind = type(item)  # `snapshot`'s fast path inline: most values are strings and ints
+        plain[key] = item if (kind is str or kind is int or item is None) else snapshot(item)
     return plain
 
 

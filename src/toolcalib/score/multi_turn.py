@@ -6,12 +6,11 @@ results; the ground truth comes from a `GoldTrace`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment
-from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView
+from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView, View
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
@@ -25,23 +24,24 @@ RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
 
 
-@dataclass(frozen=True, slots=True)
-class Score:
-    """One case's verdict: a row of a score table (`stages.evaluate.SCORE_COLUMNS`)."""
+class Score(View):
+    """One case's verdict: a row of a score table (its fields, `__slots__`, are the table's
+    columns). `scored` is False for infrastructure outcomes (`error`, `context_overflow`),
+    never scored; `error_type` is BFCL's name for a failure, e.g.
+    `multi_turn:instance_state_mismatch`; `details`: differences, missing results."""
 
-    case_id: str
-    benchmark: str
-    category: str
-    model: str
-    variant: str
-    scored: bool
-    """False for infrastructure outcomes (`error`, `context_overflow`): never scored."""
-    passed: bool | None
-    error_type: str | None = None
-    """BFCL's name for the failure, e.g. `multi_turn:instance_state_mismatch`."""
-    error_message: str | None = None
-    failed_turn: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("case_id", "benchmark", "category", "model", "variant", "scored", "passed",
+                 "error_type", "error_message", "failed_turn", "details")
+
+    def __init__(self, case_id: str, benchmark: str, category: str, model: str, variant: str,
+                 scored: bool, passed: bool | None, error_type: str | None = None,
+                 error_message: str | None = None, failed_turn: int | None = None,
+                 details: dict[str, Any] | None = None) -> None:
+        self.case_id, self.benchmark, self.category = case_id, benchmark, category
+        self.model, self.variant, self.scored, self.passed = model, variant, scored, passed
+        self.error_type, self.error_message = error_type, error_message
+        self.failed_turn = failed_turn
+        self.details = {} if details is None else details
 
 
 def score_case(

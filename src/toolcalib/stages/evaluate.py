@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import Any
 
 from toolcalib.benchmarks import get_benchmark
@@ -33,7 +32,7 @@ from toolcalib.metrics.rows import (
 from toolcalib.score.multi_turn import Score
 from toolcalib.stages import log
 
-SCORE_COLUMNS = [f.name for f in fields(Score)]
+SCORE_COLUMNS = list(Score.__slots__)
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""
 
 
