@@ -79,12 +79,13 @@ def plain_seconds(model, steps: list[tuple[str, list[int], int]]) -> float:
 def distinct_prefill_seconds(engine: Engine, prompts: list[list[int]]) -> tuple[float, int]:
     """Forward time over each prompt's tokens beyond its longest common prefix with any
     earlier prompt (that prefix's KV copied in, not timed), with our engine's own forward
-    (same attention, same chunk size, but no chunk alignment); and the number of such tokens."""
+    (same attention and cuts, the first chunk starting wherever the shared prefix ends); and
+    the number of such tokens."""
     kept: list[Sequence] = []
     seconds, distinct = 0.0, 0
     for tokens in prompts:
         prompt = torch.tensor(tokens)
-        seq = Sequence(prompt, len(prompt), engine.shape)
+        seq = engine.sequence(prompt, len(prompt))
         shared, best = max(((common_prefix(k.prompt, prompt), k) for k in kept),
                            default=(0, None), key=lambda pair: pair[0])
         if best is not None:
@@ -120,6 +121,8 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prefill-chunk", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=["bfloat16", "float32"], default=None,
+                        help="compute dtype (default: the converted folder's)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -133,8 +136,10 @@ def main() -> None:
     started = time.perf_counter()
     backend = TransformersBackend(args.model, Options(
         model_dir=str(folder), tools_mode=MODES[args.model], max_new_tokens=args.max_new_tokens,
-        prefill_chunk=args.prefill_chunk, decode_rows=args.cases, threads=args.threads))
-    print(f"loaded {args.model} ({read_manifest(folder).dtype}) in "
+        prefill_chunk=args.prefill_chunk, decode_rows=args.cases, threads=args.threads,
+        dtype=args.dtype))
+    print(f"loaded {args.model} ({backend.dtype}; {read_manifest(folder).dtype} weights, CPU "
+          f"{torch.backends.cpu.get_cpu_capability()}) in "
           f"{time.perf_counter() - started:.1f} s; {len(cases)} {args.category} cases, "
           f"max_new_tokens {args.max_new_tokens}, {args.threads} threads")
 

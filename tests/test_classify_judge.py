@@ -125,7 +125,7 @@ def _spec(model_dir: Path, **options) -> str:
     import json
     return json.dumps({"name": "smollm2-135m", "backend": "transformers", "batch_size": 4,
                        "options": {"model_dir": str(model_dir), "tools_mode": "prompt",
-                                   "max_new_tokens": 4, **options}})
+                                   "max_new_tokens": 4, "dtype": "float32", **options}})
 
 
 def _rows(n_text: int):

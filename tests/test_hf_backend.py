@@ -12,7 +12,7 @@ from pydantic import ValidationError  # noqa: E402
 
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
-from toolcalib.backends.hf_engine import PrefixStore, Sequence  # noqa: E402
+from toolcalib.backends.hf_engine import PrefixStore, Sequence, prompt_cuts  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
 from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
@@ -91,29 +91,40 @@ def test_model_source_is_strict():
 
 
 def _seq(tokens: list[int]) -> Sequence:
-    return Sequence(torch.tensor(tokens), len(tokens), (1, 1, 2))
+    prompt = torch.tensor(tokens)
+    return Sequence(prompt, len(tokens), (1, 1, 2), prompt_cuts(prompt, 4, torch.tensor([9])))
 
 
-def test_prefix_store_keeps_chunk_aligned_prompt_prefixes():
-    store = PrefixStore(budget_tokens=12, chunk=4)
-    first = _seq(list(range(10)))
+def test_prompts_are_cut_at_chunk_multiples_and_message_starts():
+    assert prompt_cuts(torch.tensor([1, 2, 9, 3, 4, 5, 9, 6, 7]), 4, torch.tensor([9])) == [
+        0, 2, 4, 6, 8, 9]
+    assert prompt_cuts(torch.tensor([9, 1]), 4, torch.tensor([9])) == [0, 2]
+
+
+def test_prefix_store_reuses_up_to_a_cut_of_both_prompts():
+    store = PrefixStore(budget_tokens=12)
+    first = _seq([1, 2, 9, 3, 4, 5, 9, 6, 7])
     store.add(first)
-    assert [len(e.tokens) for e in store.entries.values()] == [8]
-    assert store.lookup(torch.tensor([0, 1, 2, 3, 4, 5, 99, 7, 8])) == (first, 4)
-    assert store.lookup(torch.tensor(list(range(10)))) == (first, 8)
-    assert store.lookup(torch.tensor(list(range(8)))) == (first, 4)
-    assert store.lookup(torch.tensor([5, 1, 2, 3, 4])) == (None, 0)
-    longer = _seq(list(range(13)))
-    store.add(longer)
-    assert [e.sequence for e in store.entries.values()] == [longer]
-    other = _seq([7] * 8)
-    store.add(other)
-    assert [e.sequence for e in store.entries.values()] == [other]
+    extended = _seq([1, 2, 9, 3, 4, 5, 9, 6, 7, 8, 9, 1])
+    assert store.lookup(extended.prompt, extended.cuts) == (first, 8)
+    branch = _seq([1, 2, 9, 3, 4, 5, 9, 0])
+    assert store.lookup(branch.prompt, branch.cuts) == (first, 6)
+    # 9 at position 6 cuts `other` but not `first` there: only the shared cut 4 is reusable
+    other = _seq([1, 2, 9, 3, 4, 5, 8, 1])
+    assert store.lookup(other.prompt, other.cuts) == (first, 4)
+    same = _seq([1, 2, 9, 3, 4, 5, 9, 6, 7])
+    assert store.lookup(same.prompt, same.cuts) == (first, 8)
+    assert store.lookup(torch.tensor([5, 1, 2]), [0, 3]) == (None, 0)
+    store.add(extended)
+    assert list(store.entries.values()) == [extended]
+    unrelated = _seq([7] * 12)
+    store.add(unrelated)
+    assert list(store.entries.values()) == [unrelated]
 
 
 def _backend(model_dir, **options):
     return make_backend(ModelSpec(name="smollm2", backend="transformers", options={
-        "model_dir": str(model_dir), "tools_mode": "prompt", **options}))
+        "model_dir": str(model_dir), "tools_mode": "prompt", "dtype": "float32", **options}))
 
 
 def _environment(release):

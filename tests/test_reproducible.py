@@ -3,10 +3,12 @@ records in dvc.lock must be identical."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +31,14 @@ def recorded(lock_file: Path) -> dict[str, str]:
     lock = yaml.safe_load(lock_file.read_text())
     return {out["path"]: out.get("md5", "") for stage in lock["stages"].values()
             for out in stage.get("outs", [])}
+
+
+def committed_cpu_capability() -> str | None:
+    """The CPU kernel capability in the committed manifest's local-model identities."""
+    models = json.loads((ROOT / "results" / "manifest.json").read_text())["models"]
+    found = {identity.get("cpu_capability") for identity in models.values()} - {None}
+    assert len(found) <= 1, found
+    return found.pop() if found else None
 
 
 def build(clone: Path) -> dict[str, str]:
@@ -64,15 +74,19 @@ def test_two_clean_clones_produce_identical_artifacts(origin: Path, tmp_path: Pa
 
 
 def test_a_clean_clone_reproduces_the_committed_default_run(origin: Path, tmp_path: Path) -> None:
-    """The default config built from scratch (empty response store, real models included, about
-    20 minutes) gives every output the hash the committed dvc.lock records; that lock came from
-    another build. The manifest is left out: it names the git commit it was built from."""
+    """The default config built from scratch (empty response store, the real model included,
+    about 20 minutes) gives every output the hash the committed dvc.lock records; that lock came
+    from another build from scratch, in a fresh checkout. The manifest is left out: it names
+    the git commit it was built from. Float kernels differ between CPU families, so real-model
+    outputs are compared only on the CPU family the committed run was made on."""
+    made_on, here = committed_cpu_capability(), torch.backends.cpu.get_cpu_capability()
+    if made_on is not None and made_on != here:
+        pytest.skip(f"the committed dvc.lock was made on a {made_on} CPU, this one is {here}")
     clone = clean_clone(origin, tmp_path / "default")
     sh("snakemake", "--cores", "8", "--quiet", cwd=clone)
     sh("dvc", "commit", "--force", "--quiet", cwd=clone)
     built, committed = recorded(clone / "dvc.lock"), recorded(ROOT / "dvc.lock")
     for outputs in (built, committed):
         outputs.pop("results/manifest.json")
-    assert len(committed) > 500
+    assert len(committed) > 350 and all(committed.values())
     assert built == committed
-

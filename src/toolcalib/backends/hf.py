@@ -11,11 +11,13 @@ OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_
 (default the model's `max_position_embeddings`; may only shrink it).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
-`prefix_cache_tokens` stay out of the identity; `prefill_chunk`, `decode_rows` and `threads`
-(kernels may split work differently) enter it. One thread by default: on a shared 2-core
-machine a 2-thread forward waits for a descheduled thread at every op (measured: 13.6 s vs
-2.8 s of CPU for the same six Qwen decode steps with other processes running), so the
-workflow runs two single-threaded model jobs side by side instead.
+`prefix_cache_tokens` stay out of the identity; `prefill_chunk`, the cut tokens
+(`prefill_cuts`), `decode_rows` and `threads` (kernels may split work differently) enter it,
+and so does the CPU's kernel capability (AVX2, AVX512, ...): the bits of a float computation,
+hence greedy emissions, may differ between kernel families.
+One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
+thread at every op (measured: 13.6 s vs 2.8 s of CPU for the same six Qwen decode steps with
+other processes running), so the workflow runs two single-threaded model jobs side by side.
 The backend returns the raw generated text; calls are decoded by the harness.
 """
 
@@ -77,9 +79,10 @@ class TransformersBackend:
             attn_implementation=ATTENTION).eval()
         limit = self.model.config.max_position_embeddings
         self.window = min(options.context_window or limit, limit)
-        self.engine = Engine(self.model, _stop_ids(self.model, self.tokenizer),
-                             options.prefill_chunk, options.prefix_cache_tokens,
-                             options.decode_rows)
+        stop_ids = _stop_ids(self.model, self.tokenizer)
+        self.cut_ids = _message_start_ids(self.tokenizer, stop_ids)
+        self.engine = Engine(self.model, stop_ids, options.prefill_chunk,
+                             options.prefix_cache_tokens, options.decode_rows, self.cut_ids)
 
     def work_summary(self) -> str:
         """What the engine computed and how fast (for the rule log; never an artifact)."""
@@ -99,7 +102,9 @@ class TransformersBackend:
                 "prompt_version": PROMPT_VERSION if o.tools_mode == "prompt" else None,
                 "keep_response": o.keep_response, "max_new_tokens": o.max_new_tokens,
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
+                "prefill_cuts": self.tokenizer.convert_ids_to_tokens(sorted(self.cut_ids)),
                 "decode_rows": o.decode_rows, "threads": o.threads,
+                "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}
 
@@ -144,6 +149,19 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
                 tokenizer.eos_token_id):
         ids.update(eos if isinstance(eos, list) else [eos])
     return {i for i in ids if i is not None}
+
+
+def _message_start_ids(tokenizer: Any, stop_ids: set[int]) -> set[int]:
+    """The special tokens that open every message of the chat template (ChatML's
+    `<|im_start|>`): those other than stop tokens found at least once per message of a rendered
+    three-message conversation. Prefill chunks are cut at them (see `hf_engine`)."""
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"}]
+    ids = tokenizer(tokenizer.apply_chat_template(messages, tokenize=False),
+                    add_special_tokens=False)["input_ids"]
+    special = set(tokenizer.all_special_ids) | {
+        i for i, token in tokenizer.added_tokens_decoder.items() if token.special}
+    return {i for i in special - stop_ids if ids.count(i) >= len(messages)}
 
 
 def make(spec: ModelSpec) -> TransformersBackend:

@@ -2,9 +2,13 @@
 KV caches, then decoded together in batches.
 
 Outputs do not depend on reuse or batching, by construction:
-- every prompt is prefilled alone, in chunks at fixed absolute boundaries (multiples of
-  `chunk`), so a position's keys/values have the same bits whether they were computed now or
-  copied from the prefix store, which keeps only chunk-aligned prompt prefixes;
+- every prompt is prefilled alone, in chunks between *cuts*: every multiple of `chunk` and every
+  position holding a cut token (the chat template's message start). Whether a position is a
+  cut depends only on its own token, so two prompts sharing a prefix cut it alike, and the KV of
+  positions before a cut both share has the same bits whether it was computed now or copied
+  from the prefix store (same chunks, same shapes, same inputs). A conversation's next prompt
+  thus reuses everything before its last generation prompt, and prompts that share a system
+  message reuse all of it;
 - every decode forward has exactly `decode_rows` rows (padded with idle rows), because CPU
   matmul kernels give a row different bits for different row counts (bf16 and fp32 alike),
   but the same bits at any position for a fixed count; attention is computed per row on that
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -63,12 +68,14 @@ AttentionInterface.register(ATTENTION, _attention)
 
 
 class Sequence:
-    """One prompt: its tokens, per-layer KV buffers [1, kv_heads, capacity, head_dim] holding
-    `length` positions, and the tokens generated so far."""
+    """One prompt: its tokens and cuts, per-layer KV buffers [1, kv_heads, capacity, head_dim]
+    holding `length` positions, and the tokens generated so far."""
 
-    def __init__(self, prompt: torch.Tensor, capacity: int, shape: tuple[int, int, int]):
+    def __init__(self, prompt: torch.Tensor, capacity: int, shape: tuple[int, int, int],
+                 cuts: list[int] | None = None):
         layers, heads, dim = shape
         self.prompt = prompt
+        self.cuts = cuts if cuts is not None else [0, len(prompt)]
         self.keys = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
         self.values = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
         self.length = 0
@@ -121,51 +128,54 @@ class _DecodeCache:
         return keys, values
 
 
-@dataclass
-class _Entry:
-    tokens: torch.Tensor
-    sequence: Sequence
-
-
 class PrefixStore:
-    """LRU of chunk-aligned prompt prefixes whose KV can seed a new sequence, bounded by the
-    total number of positions kept (0 disables reuse)."""
+    """LRU of computed prompts whose KV can seed a new sequence, bounded by the total number of
+    positions kept (0 disables reuse)."""
 
-    def __init__(self, budget_tokens: int, chunk: int):
-        self.budget, self.chunk = budget_tokens, chunk
-        self.entries: OrderedDict[int, _Entry] = OrderedDict()
+    def __init__(self, budget_tokens: int):
+        self.budget = budget_tokens
+        self.entries: OrderedDict[int, Sequence] = OrderedDict()
         self._next = 0
 
-    def lookup(self, prompt: torch.Tensor) -> tuple[Sequence | None, int]:
-        """The entry sharing the longest reusable prefix with `prompt`, and that length (a
-        multiple of `chunk`, leaving at least one prompt token to compute)."""
+    def lookup(self, prompt: torch.Tensor, cuts: list[int]) -> tuple[Sequence | None, int]:
+        """The entry whose KV covers the longest prefix of `prompt` ending at a cut of both
+        (leaving at least one prompt token to compute), and that length."""
         best, best_length = None, 0
         for key, entry in self.entries.items():
-            length = common_prefix(entry.tokens, prompt)
-            length = min(length, len(prompt) - 1) // self.chunk * self.chunk
+            limit = min(common_prefix(entry.prompt, prompt), len(prompt) - 1)
+            mine = set(entry.cuts)
+            length = next((c for c in reversed(cuts[:bisect_right(cuts, limit)]) if c in mine),
+                          0)
             if length > best_length:
                 best, best_length = key, length
         if best is None:
             return None, 0
         self.entries.move_to_end(best)
-        return self.entries[best].sequence, best_length
+        return self.entries[best], best_length
 
     def add(self, sequence: Sequence) -> None:
-        aligned = len(sequence.prompt) // self.chunk * self.chunk
-        if aligned == 0 or aligned > self.budget:
+        """Keep `sequence` (its prompt positions), dropping entries whose prompt it extends."""
+        size = len(sequence.prompt)
+        if size == 0 or size > self.budget:
             return
-        tokens = sequence.prompt[:aligned]
         for key, entry in list(self.entries.items()):
-            shared = common_prefix(entry.tokens, tokens)
-            if shared == len(tokens):
+            shared = common_prefix(entry.prompt, sequence.prompt)
+            if shared == size:
                 self.entries.move_to_end(key)
                 return
-            if shared == len(entry.tokens):
+            if shared == len(entry.prompt):
                 del self.entries[key]
-        self.entries[self._next] = _Entry(tokens, sequence)
+        self.entries[self._next] = sequence
         self._next += 1
-        while sum(len(e.tokens) for e in self.entries.values()) > self.budget:
+        while sum(len(e.prompt) for e in self.entries.values()) > self.budget:
             self.entries.popitem(last=False)
+
+
+def prompt_cuts(prompt: torch.Tensor, chunk: int, cut_ids: torch.Tensor) -> list[int]:
+    """0, every multiple of `chunk` and every position holding a token of `cut_ids` below the
+    prompt's length, then the length: the prefill chunks lie between consecutive cuts."""
+    marked = torch.isin(prompt, cut_ids).nonzero().flatten().tolist()
+    return sorted({0, *range(chunk, len(prompt), chunk), *marked, len(prompt)})
 
 
 def common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:
@@ -188,7 +198,7 @@ class Stats:
 
 class Engine:
     def __init__(self, model: Any, stop_ids: set[int], chunk: int, store_tokens: int,
-                 decode_rows: int):
+                 decode_rows: int, cut_ids: set[int]):
         if model.config._attn_implementation != ATTENTION:
             model.set_attn_implementation(ATTENTION)
         config = model.config
@@ -199,7 +209,8 @@ class Engine:
         self.shape = (config.num_hidden_layers, heads, dim)
         self.cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters \
             else "past_key_values"
-        self.store = PrefixStore(store_tokens, chunk)
+        self.cut_ids = torch.tensor(sorted(cut_ids), dtype=torch.long)
+        self.store = PrefixStore(store_tokens)
         self.stats = Stats()
 
     @torch.inference_mode()
@@ -236,8 +247,8 @@ class Engine:
         return seq.stopped or len(seq.generated) >= max_new_tokens
 
     def _prefill(self, prompt: torch.Tensor, max_new_tokens: int) -> Sequence:
-        seq = Sequence(prompt, len(prompt) + max_new_tokens, self.shape)
-        source, reused = self.store.lookup(prompt)
+        seq = self.sequence(prompt, len(prompt) + max_new_tokens)
+        source, reused = self.store.lookup(prompt, seq.cuts)
         if source is not None:
             seq.copy_prefix(source, reused)
         started = time.perf_counter()
@@ -249,13 +260,18 @@ class Engine:
         self.store.add(seq)
         return seq
 
+    def sequence(self, prompt: torch.Tensor, capacity: int) -> Sequence:
+        return Sequence(prompt, capacity, self.shape,
+                        prompt_cuts(prompt, self.chunk, self.cut_ids))
+
     @torch.inference_mode()
     def extend(self, seq: Sequence) -> torch.Tensor:
-        """Compute the prompt positions from `seq.length` on (the KV before it in place), in
-        chunks of `chunk` starting there; the last position's logits."""
+        """Compute the prompt positions from `seq.length` on (the KV before it in place), one
+        forward per chunk between the cuts from there; the last position's logits."""
         cache = _PrefillCache(seq)
-        for start in range(seq.length, len(seq.prompt), self.chunk):
-            ids = seq.prompt[start:start + self.chunk]
+        ends = seq.cuts[bisect_right(seq.cuts, seq.length):]
+        for start, end in zip([seq.length, *ends[:-1]], ends, strict=True):
+            ids = seq.prompt[start:end]
             mask = torch.ones(len(ids), start + len(ids), dtype=torch.bool).tril(start)
             logits = self.model(input_ids=ids[None], position_ids=torch.arange(
                 start, start + len(ids))[None], attention_mask=mask[None, None],
