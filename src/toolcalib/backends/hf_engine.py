@@ -72,10 +72,10 @@ class Sequence:
     holding `length` positions, and the tokens generated so far."""
 
     def __init__(self, prompt: torch.Tensor, capacity: int, shape: tuple[int, int, int],
-                 cuts: list[int] | None = None):
+                 cuts: list[int]):
         layers, heads, dim = shape
         self.prompt = prompt
-        self.cuts = cuts if cuts is not None else [0, len(prompt)]
+        self.cuts = cuts
         self.keys = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
         self.values = [torch.empty(1, heads, capacity, dim, dtype=KV_DTYPE) for _ in range(layers)]
         self.length = 0
