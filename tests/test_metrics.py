@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -241,3 +243,17 @@ def test_a_runs_tables_are_its_rows_of_the_aggregate(tmp_path: Path) -> None:
     triples_csv = plain.csv_bytes(plain.triple_rows(rows), plain.TRIPLE_COLUMNS)
     assert triples_csv == whole["triples.csv"].read_bytes()
     assert triples_csv == triples(expected).write_csv(float_precision=plain.DIGITS).encode()
+
+
+@pytest.mark.parametrize(("stage", "unwanted"), [
+    ("aggregate", ("pydantic", "toolcalib.records", "toolcalib.classify")),
+    ("evaluate", ("polars", "pydantic", "toolcalib.records")),
+])
+def test_a_stage_process_imports_only_what_it_uses(stage: str, unwanted: tuple[str, ...]) -> None:
+    """Start-up is most of a scoring process's time: `aggregate` reads and writes tables (polars)
+    without the records or the classifier, `evaluate` builds its tables without polars."""
+    probe = (f"import sys, toolcalib.cli, toolcalib.stages.{stage};"
+             f" print(' '.join(m for m in {unwanted!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == []

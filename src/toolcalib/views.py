@@ -36,6 +36,12 @@ PARSES: tuple[str, ...] = ("none", "ok", "malformed")
 """How the harness read an emission's text (`Emission.parse`)."""
 TURN_ENDS: tuple[str, ...] = ("no_call", "step_cap", "single_step", "error", "context_overflow")
 """How a turn ended (`TurnTrace.ended`)."""
+ACTION_COLUMNS = ["case_id", "model", "variant", "benchmark", "category", "outcome", "scored",
+                  "level", "turn", "step", "gold_action", "is_gold_turn", "action", "rule",
+                  "evidence", "probes_fired"]
+"""The columns of an action table, in order: the fields of `records.ActionRow`, the keys of
+`classify.trajectory.action_rows`' dicts (here, so that aggregation reads action tables without
+importing the classifier or the records)."""
 
 
 class BadField(ValueError):

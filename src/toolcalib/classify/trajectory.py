@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.classify.base import EMPTY, EmissionAction, Profile, turn_action
-from toolcalib.views import MODEL_OUTCOMES, CaseView, TrajectoryView
+from toolcalib.views import ACTION_COLUMNS, MODEL_OUTCOMES, CaseView, TrajectoryView
+
+__all__ = ["ACTION_COLUMNS", "UNREACHED", "action_rows", "classify_trajectory"]
 
 if TYPE_CHECKING:
     from toolcalib.records import ActionRow, Case, Trajectory
 
 UNREACHED = EmissionAction(action=None, rule="unreached")
 """The action of a case turn the trajectory never reached."""
-
-ACTION_COLUMNS = ["case_id", "model", "variant", "benchmark", "category", "outcome", "scored",
-                  "level", "turn", "step", "gold_action", "is_gold_turn", "action", "rule",
-                  "evidence", "probes_fired"]
-"""The columns of an action table, in order (the fields of `records.ActionRow`)."""
 
 
 def classify_trajectory(trajectory: Trajectory | TrajectoryView, case: Case | CaseView,

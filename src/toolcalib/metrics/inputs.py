@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from pydantic import BaseModel
 
-from toolcalib.classify.trajectory import ACTION_COLUMNS
 from toolcalib.metrics.rows import GOLD_COLUMNS, gold_rows
-from toolcalib.records import ActionRow, Case
+from toolcalib.views import ACTION_COLUMNS
+
+if TYPE_CHECKING:  # the aggregate stage reads tables only: no pydantic, no records
+    from pydantic import BaseModel
+
+    from toolcalib.records import ActionRow, Case
 
 ACTION_SCHEMA: dict[str, pl.DataType] = {
     name: pl.Int64() if name in ("turn", "step", "probes_fired") else
@@ -33,8 +36,8 @@ GOLD_SCHEMA: dict[str, pl.DataType] = {
     name: pl.Int64() if name == "gold_turn" else pl.String() for name in GOLD_COLUMNS
 }
 
-Rows = pl.DataFrame | Iterable[BaseModel | Mapping[str, Any]]
-Cases = pl.DataFrame | Iterable[Case]
+Rows = pl.DataFrame | Iterable["BaseModel | Mapping[str, Any]"]
+Cases = pl.DataFrame | Iterable["Case"]
 
 
 def table(rows: Rows, schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -44,7 +47,7 @@ def table(rows: Rows, schema: dict[str, pl.DataType]) -> pl.DataFrame:
         if missing:
             raise ValueError(f"table lacks column(s) {missing}")
         return rows.select(pl.col(name).cast(dtype) for name, dtype in schema.items())
-    dicts = [row.model_dump() if isinstance(row, BaseModel) else row for row in rows]
+    dicts = [row if isinstance(row, Mapping) else row.model_dump() for row in rows]
     return pl.DataFrame([{name: d[name] for name in schema} for d in dicts], schema=schema)
 
 
