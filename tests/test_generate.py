@@ -149,3 +149,15 @@ def test_batching_across_conversations_changes_nothing(bfcl_release):
                           on_done=done.append))
     assert many == one and [t.case_id for t in many] == [c.id for c in cases]
     assert sorted(t.case_id for t in done) == sorted(c.id for c in cases)
+
+
+def test_pinned_case_ids_select_in_file_order_and_name_a_missing_id(cases):
+    from toolcalib.jsonio import InputError
+    from toolcalib.stages.generate import select
+
+    base = cases["multi_turn_base"]
+    picked = select(base, "c.jsonl", 1, [base[2].id, base[0].id])
+    assert [c.id for c in picked] == [base[0].id, base[2].id]
+    assert select(base, "c.jsonl", 2, None) == base[:2]
+    with pytest.raises(InputError, match=r"c\.jsonl: no case with id nope"):
+        select(base, "c.jsonl", None, [base[0].id, "nope"])

@@ -151,6 +151,23 @@ def test_real_case_gives_a_well_formed_trajectory(smollm2_dir, bfcl_release):
     assert backend.engine.stats.reused_tokens > 0
 
 
+def test_weight_major_linears_compute_the_same_layer(smollm2_dir):
+    backend = _backend(smollm2_dir, max_new_tokens=4)
+    plain = _backend(smollm2_dir, max_new_tokens=4, weight_major=False)
+    assert backend.identity()["weight_major"] is True
+    assert plain.identity()["weight_major"] is False
+    kinds = {type(m).__name__ for m in backend.model.modules() if isinstance(m, torch.nn.Linear)}
+    assert kinds == {"_WeightMajorLinear"}
+    assert all(type(m) is torch.nn.Linear
+               for m in plain.model.modules() if isinstance(m, torch.nn.Linear))
+    head = backend.model.get_output_embeddings()
+    x = torch.randn(3, 2, head.in_features)
+    with torch.inference_mode():
+        assert head(x).shape == (3, 2, head.out_features)
+        torch.testing.assert_close(head(x), torch.nn.functional.linear(x, head.weight),
+                                   rtol=1e-4, atol=1e-4)
+
+
 def _position_independent(model, rows: int) -> bool:
     """Whether this CPU's kernels give a row of a linear layer the same bits at any position of
     a `rows`-row input (what makes fixed-width decoding batch-invariant)."""

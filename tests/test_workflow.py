@@ -122,6 +122,27 @@ def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None
     assert generate and not any('"variants"' in line for line in generate)
 
 
+def test_a_model_may_pin_its_cases(project: Path, tmp_path: Path) -> None:
+    overlay = tmp_path / "pinned.yaml"
+    overlay.write_text("models:\n"
+                       "  - {name: policy-oracle, backend: policy, options: {policy: oracle},\n"
+                       "     variants: [baseline], limit: 1,\n"
+                       "     cases: {multi_turn_base: [multi_turn_base_2, multi_turn_base_0]}}\n")
+    sh("snakemake", "results/trajectories/policy-oracle/baseline/bfcl/multi_turn_base.jsonl",
+       "results/trajectories/policy-oracle/baseline/bfcl/irrelevance.jsonl", "--cores", "2",
+       "--configfile", TINY, str(overlay), cwd=project)
+    out = project / "results/trajectories/policy-oracle/baseline/bfcl"
+    ids = [json.loads(line)["case_id"] for line in (out / "multi_turn_base.jsonl").open()]
+    assert ids == ["multi_turn_base_0", "multi_turn_base_2"]  # file order, limit overridden
+    assert len((out / "irrelevance.jsonl").read_text().splitlines()) == 1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models:\n  - {name: policy-oracle, backend: policy,\n"
+                   "     cases: {multi_turn_base: ['a,b']}}\n")
+    run = subprocess.run(["snakemake", "-n", "--configfile", TINY, str(bad)], cwd=project,
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "a,b" in run.stdout + run.stderr
+
+
 JUDGE_OVERLAY = """
 models:
   - name: policy-oracle

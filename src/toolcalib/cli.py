@@ -9,6 +9,13 @@ import sys
 from toolcalib.jsonio import InputError
 
 
+def _ids(text: str) -> list[str]:
+    ids = [part.strip() for part in text.split(",")]
+    if not all(ids) or len(set(ids)) != len(ids):
+        raise argparse.ArgumentTypeError("case ids must be non-empty and distinct")
+    return ids
+
+
 def _limit(text: str) -> int | None:
     if text == "all":
         return None
@@ -50,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", required=True)
     p.add_argument("--source", required=True)
     p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
+    p.add_argument("--case-ids", type=_ids, default=None,
+                   help="comma-separated case ids to run (in file order) instead of --limit")
     p.add_argument("--store", default=None, help="response store folder (cacheable backends)")
     p.add_argument("--explain-misses", type=int, default=3,
                    help="log why the first N store misses missed (which key part differs)")

@@ -50,7 +50,7 @@ def model_dir(wildcards):
 
 def spec_json(name, overrides=None):
     """The `--model-spec` JSON of model `name`, `overrides` merged into its options."""
-    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit", "variants")}
+    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit", "cases", "variants")}
     extra = {**(overrides or {}), **{"model_dir": d for d in converted(name)}}
     if extra:
         spec["options"] = {**spec.get("options", {}), **extra}
@@ -73,6 +73,12 @@ def limit_value(wildcards):
         own = own.get(wildcards.category)
     limit = own if own is not None else LIMIT
     return "all" if limit is None else str(limit)
+
+
+def case_ids_option(wildcards):
+    """` --case-ids ...` when the model pins this category's cases (its `cases` map), else ''."""
+    ids = (MODELS[wildcards.model].get("cases") or {}).get(wildcards.category)
+    return f" --case-ids {shlex.quote(','.join(ids))}" if ids else ""
 
 
 def model_variants(model):

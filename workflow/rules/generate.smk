@@ -10,6 +10,7 @@ rule generate:
     params:
         spec=model_spec,
         limit=limit_value,
+        ids=case_ids_option,
         store=config["store"],
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
@@ -20,4 +21,4 @@ rule generate:
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
-        " --limit {params.limit} --store {params.store:q} --out {output:q} 2> {log:q}"
+        " --limit {params.limit}{params.ids} --store {params.store:q} --out {output:q} 2> {log:q}"

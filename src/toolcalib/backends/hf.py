@@ -8,13 +8,14 @@ default the folder's), `threads` (torch threads: 1, see below), `keep_response` 
 non-standard `response` schema in tool docs; default False: it is a third of a BFCL prompt,
 OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
-(default the model's `max_position_embeddings`; may only shrink it).
+(default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
+layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
 `prefix_cache_tokens` stay out of the identity; `prefill_chunk`, the cut tokens
-(`prefill_cuts`), `decode_rows` and `threads` (kernels may split work differently) enter it,
-and so does the CPU's kernel capability (AVX2, AVX512, ...): the bits of a float computation,
-hence greedy emissions, may differ between kernel families.
+(`prefill_cuts`), `decode_rows`, `weight_major` and `threads` (kernels may split work
+differently) enter it, and so does the CPU's kernel capability (AVX2, AVX512, ...): the bits
+of a float computation, hence greedy emissions, may differ between kernel families.
 One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
 thread at every op (measured: 13.6 s vs 2.8 s of CPU for the same six Qwen decode steps with
 other processes running), so the workflow runs two single-threaded model jobs side by side.
@@ -41,7 +42,7 @@ from jinja2 import TemplateError  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from toolcalib.backends.hf_engine import ATTENTION, Engine  # noqa: E402
+from toolcalib.backends.hf_engine import ATTENTION, Engine, weight_major  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
 
 SEED = 0
@@ -60,6 +61,7 @@ class Options(Record):
     decode_rows: int = Field(default=8, ge=1)
     prefix_cache_tokens: int = Field(default=65536, ge=0)
     context_window: int | None = Field(default=None, ge=1)
+    weight_major: bool = True
 
 
 class TransformersBackend:
@@ -77,6 +79,8 @@ class TransformersBackend:
         self.model = AutoModelForCausalLM.from_pretrained(
             options.model_dir, dtype=getattr(torch, self.dtype), local_files_only=True,
             attn_implementation=ATTENTION).eval()
+        if options.weight_major:
+            weight_major(self.model)
         limit = self.model.config.max_position_embeddings
         self.window = min(options.context_window or limit, limit)
         stop_ids = _stop_ids(self.model, self.tokenizer)
@@ -104,6 +108,7 @@ class TransformersBackend:
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
                 "prefill_cuts": self.tokenizer.convert_ids_to_tokens(sorted(self.cut_ids)),
                 "decode_rows": o.decode_rows, "threads": o.threads,
+                "weight_major": o.weight_major,
                 "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}

@@ -13,6 +13,10 @@ Outputs do not depend on reuse or batching, by construction:
   matmul kernels give a row different bits for different row counts (bf16 and fp32 alike),
   but the same bits at any position for a fixed count; attention is computed per row on that
   row's own unpadded keys (no padding, no mask), so a row never sees its batch-mates.
+
+`weight_major` makes every linear layer compute `W @ xᵀ` instead of `x @ Wᵀ`: for the few rows
+of a decode step MKL's float32 GEMM is then up to 3x faster on AVX2 (Qwen2.5-0.5B's output
+layer, 4 rows: 72 vs 212 ms) and no slower for prefill chunks (see bench/README.md).
 """
 
 from __future__ import annotations
@@ -65,6 +69,24 @@ def _one_query(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 
 
 AttentionInterface.register(ATTENTION, _attention)
+
+
+class _WeightMajorLinear(torch.nn.Linear):
+    """`nn.Linear` computing `(W @ xᵀ)ᵀ`: the weight is the GEMM's long operand."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.reshape(-1, x.shape[-1])
+        out = torch.matmul(self.weight, rows.t()).t()
+        if self.bias is not None:
+            out = out + self.bias
+        return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
+def weight_major(model: torch.nn.Module) -> None:
+    """Make every plain linear layer of `model` a `_WeightMajorLinear` (same parameters)."""
+    for module in model.modules():
+        if type(module) is torch.nn.Linear:
+            module.__class__ = _WeightMajorLinear
 
 
 class Sequence:

@@ -10,7 +10,7 @@ from toolcalib.backends import make_backend
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
-from toolcalib.jsonio import read_records, write_jsonl
+from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.progress import Progress
 from toolcalib.records import Case
 from toolcalib.stages import log
@@ -19,7 +19,8 @@ from toolcalib.variants import get_variant
 
 
 def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
-        limit: int | None = None, store: str | None = None, explain_misses: int = 3) -> None:
+        limit: int | None = None, store: str | None = None, explain_misses: int = 3,
+        case_ids: list[str] | None = None) -> None:
     spec = parse_model_spec(model_spec)
     backend = make_backend(spec)
     if backend.cacheable:
@@ -28,7 +29,7 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
         backend = StoredBackend(backend, ResponseStore(store), explain_misses=explain_misses)
     context = get_variant(variant)
     bench = get_benchmark(benchmark)
-    selected = read_records(cases, Case)[:limit]
+    selected = select(read_records(cases, Case), cases, limit, case_ids)
     label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
     progress = Progress(label, len(selected))
     trajectories = list(run_cases(selected, backend, context,
@@ -45,3 +46,16 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     if hasattr(inner, "work_summary"):
         log(f"{label}: {inner.work_summary()}")
     log(f"{label}: {len(trajectories)} trajectories -> {out}")
+
+
+def select(all_cases: list[Case], path: str, limit: int | None,
+           case_ids: list[str] | None) -> list[Case]:
+    """The cases named by `case_ids` (in file order; every id must be in `path`), else the
+    first `limit`."""
+    if case_ids is None:
+        return all_cases[:limit]
+    missing = set(case_ids) - {case.id for case in all_cases}
+    if missing:
+        raise InputError(f"{path}: no case with id {', '.join(sorted(missing))} (--case-ids)")
+    wanted = set(case_ids)
+    return [case for case in all_cases if case.id in wanted]
