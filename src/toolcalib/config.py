@@ -25,8 +25,6 @@ class ModelSpec(Record):
     """Conversations in flight at once (their steps reach the backend as one batch)."""
     limit: int | dict[str, int] | None = None
     """Cases per category for this model (overrides the run's `limit`)."""
-    cases: dict[str, list[str]] | None = None
-    """Pinned case ids per category for this model (overrides `limit` there)."""
 
 
 def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:

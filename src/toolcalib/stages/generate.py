@@ -54,8 +54,7 @@ def select(all_cases: list[Case], path: str, limit: int | None,
     first `limit`."""
     if case_ids is None:
         return all_cases[:limit]
-    missing = set(case_ids) - {case.id for case in all_cases}
-    if missing:
-        raise InputError(f"{path}: no case with id {', '.join(sorted(missing))} (--case-ids)")
     wanted = set(case_ids)
+    if missing := wanted - {case.id for case in all_cases}:
+        raise InputError(f"{path}: no case with id {', '.join(sorted(missing))} (--case-ids)")
     return [case for case in all_cases if case.id in wanted]
