@@ -11,18 +11,21 @@ Run from the repository root (about a minute on 2 busy cores with the defaults):
 2. OURS (timed, whole processes): the workflow's exact shell commands (through bash, as
    Snakemake runs them): `evaluate`, one process that classifies and scores the six categories
    and writes the model's per-category action and score tables, its per-case table and its
-   triples (everything a user needs for this model's triples); and, timed separately,
-   `evaluate` followed by the global `aggregate` (all models' tables: confusion, shift,
-   metrics.json, triples.md), as the workflow runs them. `toolcalib` is whatever PATH gives
+   triples (everything a user needs for this model's triples); then the global `aggregate`
+   (all models' tables: confusion, shift, metrics.json, triples.md), as the workflow runs them;
+   each process timed. `toolcalib` is whatever PATH gives
    this interpreter (a venv's or pyenv's console script; a pyenv-launched interpreter puts
    its own bin folder first, so no shim is involved).
-3. BASELINE (timed, whole process): `bench/bfcl_reference_scorer.py` - BFCL's own
-   `multi_turn_checker` imported from the pinned wheel, BFCL's irrelevance rule, and a
-   paper-style GAR with the published cue classifier, over the same trajectories.
-4. Checks that every case's verdict (pass/fail and BFCL's error type) and every category's GAR
-   are identical, then prints wall and CPU (user + system, all child processes) times and the
-   ratio baseline / ours (>= 1: our pipeline is not slower). Also prints what one bare process
-   of each of our stages costs before it reads anything (interpreter + imports).
+3. BASELINE (timed, whole processes, as the paper runs BFCL and then its `gar.py`):
+   `bench/bfcl_reference_scorer.py` - BFCL's eval runner for the six categories (its own
+   `multi_turn_checker` imported from the pinned wheel, its irrelevance rule, its score files),
+   then `bench/paper_gar.py` - GAR with the published cue classifier over the same result
+   files, Acc from the score files' headers.
+4. Checks that every case's verdict (pass/fail and BFCL's error type, read from BFCL's score
+   files) and every case's and category's GAR are identical, then prints wall and CPU (user +
+   system, all child processes) times of each process and of each pipeline, and the ratios
+   baseline / ours (>= 1: our pipeline is not slower). Also prints what one bare process of
+   each stage costs before it reads anything (interpreter + imports).
 
 Exit status 1 if any verdict or GAR differs; the timing itself never fails the run.
 """
@@ -55,7 +58,8 @@ from toolcalib.records import ToolCall
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"
 RELEASE = f"results/raw/bfcl/{WHEEL}"
-BASELINE = ROOT / "bench" / "bfcl_reference_scorer.py"
+CHECKER = ROOT / "bench" / "bfcl_reference_scorer.py"
+PAPER_GAR = ROOT / "bench" / "paper_gar.py"
 CATEGORIES = ("multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func",
               "multi_turn_miss_param", "irrelevance", "live_irrelevance")
 VARIANT = "baseline"
@@ -176,17 +180,19 @@ def run_output(model: str, name: str) -> str:
     return f"results/runs/{model}/{VARIANT}/bfcl/{name}"
 
 
-def ours(work: Path, model: str, profile: str, with_aggregate: bool) -> None:
-    evaluate, aggregate = our_jobs(work, model, profile)
-    run_shell(evaluate, work)
-    if with_aggregate:
-        run_shell(aggregate, work)
+def baseline_jobs(model: str, results: Path) -> tuple[list[str], list[str], list[str]]:
+    """BFCL's evaluation (score files), then the paper-style GAR over results and scores; and
+    the evaluation writing only the score files' headers (a lower bound, not BFCL)."""
+    check = [sys.executable, str(CHECKER), "--wheel", RELEASE, "--results", str(results),
+             "--model", model, "--scores", "bfcl_scores"]
+    gar = [sys.executable, str(PAPER_GAR), "--results", str(results), "--scores", "bfcl_scores",
+           "--model", model, "--out", "paper_gar.json"]
+    bare = [*check[:-1], "bfcl_scores_bare", "--no-score-files"]
+    return check, gar, bare
 
 
-def baseline(work: Path, model: str, results: Path) -> None:
-    command = [sys.executable, str(BASELINE), "--wheel", RELEASE, "--results", str(results),
-               "--model", model, "--out", "baseline.json"]
-    done = subprocess.run(command, cwd=work, stderr=subprocess.DEVNULL)
+def run_process(command: list[str], cwd: Path) -> None:
+    done = subprocess.run(command, cwd=cwd, stderr=subprocess.DEVNULL)
     if done.returncode:
         raise SystemExit(f"baseline failed ({done.returncode}): {shlex.join(command)}")
 
@@ -195,7 +201,8 @@ def baseline(work: Path, model: str, results: Path) -> None:
 
 def compare(work: Path, model: str) -> list[str]:
     """Differences between our verdicts/GAR and the baseline's (empty: identical)."""
-    theirs = json.loads((work / "baseline.json").read_text())
+    theirs = {"verdicts": bfcl_verdicts(work, model),
+              **json.loads((work / "paper_gar.json").read_text())}
     problems = []
     ours_scores = pl.concat([pl.read_ndjson(work / output("scores", model, c),
                                             infer_schema_length=None)
@@ -214,7 +221,7 @@ def compare(work: Path, model: str) -> list[str]:
     run_table = read_table(work / run_output(model, "per_case.jsonl"), CASE_SCHEMA)
     per_case = run_table.filter("scored")
     for row in per_case.iter_rows(named=True):
-        ref = theirs["verdicts"].get(row["case_id"])
+        ref = theirs["cases"].get(row["case_id"])
         if ref is not None and ref["gold_hit"] != row["gold_emitted_any_step"]:
             problems.append(f"{row['case_id']}: gold emitted ours {row['gold_emitted_any_step']}"
                             f" ({row['emission_classes']}), paper-style {ref['gold_hit']}"
@@ -231,6 +238,24 @@ def compare(work: Path, model: str) -> list[str]:
             problems.append(f"{row['category']}: GAR ours {row['gar_emission_k']}/{row['n']},"
                             f" paper-style {ref['k']}/{ref['n']}")
     return problems
+
+
+def bfcl_verdicts(work: Path, model: str) -> dict[str, dict]:
+    """Per scored case BFCL's verdict, from its score files: a case is listed iff it failed."""
+    wheel_ids = {}
+    for c in CATEGORIES:
+        for line in (work / "bfcl_results" / f"{c}.json").read_text("utf-8").splitlines():
+            entry = json.loads(line)
+            if entry["outcome"] in ("completed", "step_cap"):
+                wheel_ids[entry["id"]] = {"valid": True, "error_type": None}
+    for score in sorted((work / "bfcl_scores" / model).glob("*/*_score.json")):
+        header, *failures = [json.loads(line) for line in score.read_text("utf-8").splitlines()]
+        if header["correct_count"] + len(failures) != header["total_count"]:
+            raise SystemExit(f"{score}: header does not match its failures")
+        for failure in failures:
+            error = failure["error"] if isinstance(failure["error"], dict) else failure
+            wheel_ids[failure["id"]] = {"valid": False, "error_type": error["error_type"]}
+    return wheel_ids
 
 
 def moved_roots(work: Path) -> list[str]:
@@ -254,7 +279,7 @@ def moved_roots(work: Path) -> list[str]:
 
 
 def gar_table(work: Path, model: str) -> str:
-    theirs = json.loads((work / "baseline.json").read_text())["gar"]
+    theirs = json.loads((work / "paper_gar.json").read_text())["gar"]
     triples = pl.read_csv(work / run_output(model, "triples.csv"))
     lines = []
     for row in triples.sort("category").iter_rows(named=True):
@@ -276,9 +301,10 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
                              " toolcalib.stages.evaluate, toolcalib.benchmarks.bfcl"],
         "aggregate imports": [sys.executable, "-c",
                               "import toolcalib.cli, toolcalib.stages.aggregate"],
-        "baseline imports": [sys.executable, "-c", "import sys, json, re, zipfile, yaml;"
-                             f" sys.path.append({str(work / RELEASE)!r}); import"
-                             " bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"],
+        "BFCL checker imports": [sys.executable, "-c", "import sys, json, zipfile;"
+                                 f" sys.path.append({str(work / RELEASE)!r}); import"
+                                 " bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"],
+        "paper GAR imports": [sys.executable, "-c", "import json, re, yaml"],
     }
     floor = {}
     for name, argv in probes.items():
@@ -290,10 +316,20 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
 
 
 CONTENDERS = {
-    "baseline": "BASELINE  BFCL checker + paper GAR, 1 process",
-    "ours": "OURS      evaluate, 1 process",
-    "ours_aggregate": "OURS      evaluate + aggregate, 2 processes",
+    "baseline_check": "BASELINE  BFCL eval runner (score files)",
+    "baseline_gar": "BASELINE  paper-style GAR",
+    "baseline": "BASELINE  both, 2 processes",
+    "ours_evaluate": "OURS      evaluate",
+    "ours_aggregate": "OURS      aggregate (global)",
+    "ours": "OURS      both, 2 processes",
+    "baseline_check_bare": "LOWER BOUND  BFCL eval runner, headers only",
+    "baseline_bare": "LOWER BOUND  that + paper-style GAR",
 }
+RATIOS = {"evaluate": ("ours_evaluate", "baseline_check"),
+          "both": ("ours", "baseline"),
+          "evaluate vs lower bound": ("ours_evaluate", "baseline_check_bare"),
+          "both vs lower bound": ("ours", "baseline_bare")}
+"""Ratio name -> (our figure, the baseline figure it is compared with)."""
 
 
 def main() -> None:
@@ -322,16 +358,25 @@ def main() -> None:
         print(f"setup done in {time.perf_counter() - start:.1f} s: {n} cases"
               f" (gold stage {info['gold_stage_wall_s']:.1f} s, once per benchmark)", flush=True)
 
-        actions = {"baseline": lambda: baseline(work, model, results),
-                   "ours": lambda: ours(work, model, args.profile, False),
-                   "ours_aggregate": lambda: ours(work, model, args.profile, True)}
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
-        names = list(actions)
+        check, gar, bare = baseline_jobs(model, results)
+        evaluate, aggregate = our_jobs(work, model, args.profile)
+        pipelines = {"baseline": {"baseline_check": lambda: run_process(check, work),
+                                  "baseline_gar": lambda: run_process(gar, work)},
+                     "ours": {"ours_evaluate": lambda: run_shell(evaluate, work),
+                              "ours_aggregate": lambda: run_shell(aggregate, work)},
+                     "baseline_bare": {"baseline_check_bare": lambda: run_process(bare, work)}}
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in CONTENDERS}
         for r in range(args.repeat):
-            for name in names[r % len(names):] + names[: r % len(names)]:  # rotate the order
-                runs[name].append(timed(actions[name]))
+            names = list(pipelines)
+            for pipeline in names[r % len(names):] + names[:r % len(names)]:  # rotate the order
+                stages = [timed(action) for action in pipelines[pipeline].values()]
+                for name, figure in zip(pipelines[pipeline], stages, strict=True):
+                    runs[name].append(figure)
+                runs[pipeline].append((sum(s[0] for s in stages), sum(s[1] for s in stages)))
+            bare_run, gar_run = runs["baseline_bare"][-1], runs["baseline_gar"][-1]
+            runs["baseline_bare"][-1] = (bare_run[0] + gar_run[0], bare_run[1] + gar_run[1])
             print(f"run {r + 1}/{args.repeat}: " + ", ".join(
-                f"{name} {runs[name][-1][0]:.2f} s" for name in actions), flush=True)
+                f"{name} {runs[name][-1][0]:.2f} s" for name in pipelines), flush=True)
         load.append(os.getloadavg()[0])
 
         problems = compare(work, model)
@@ -345,23 +390,23 @@ def main() -> None:
     def med(name: str, i: int) -> float:
         return statistics.median(run[i] for run in runs[name])
 
-    base_wall, base_cpu = med("baseline", 0), med("baseline", 1)
     figures = {"model": model, "profile": args.profile, "cases": n, "repeat": args.repeat,
                "cpus": os.cpu_count(), "load_average_1min": load, **info, "identical": not problems,
                "startup_floor_wall_cpu_s": floor}
     print(f"\n{model}, profile {args.profile}, {n} cases, median of {args.repeat} runs;"
           f" {os.cpu_count()} CPUs,"
           f" 1-min load average {load[0]:.1f} before, {load[1]:.1f} after")
-    print(f"{'':<48}{'wall s':>8}{'CPU s':>8}   baseline/ours: wall   CPU")
+    print(f"{'':<48}{'wall s':>8}{'CPU s':>8}")
     for name, label in CONTENDERS.items():
         wall, cpu = med(name, 0), med(name, 1)
         figures[f"{name}_wall_s"], figures[f"{name}_cpu_s"] = wall, cpu
-        line = f"{label:<48}{wall:8.2f}{cpu:8.2f}"
-        if name != "baseline":
-            figures[f"ratio_{name}_wall"] = base_wall / wall
-            figures[f"ratio_{name}_cpu"] = base_cpu / cpu
-            line += f"{base_wall / wall:>22.3f}{base_cpu / cpu:6.3f}"
-        print(line)
+        print(f"{label:<48}{wall:8.2f}{cpu:8.2f}")
+    print(f"{'ratio baseline / ours (>= 1: not slower)':<48}{'wall':>8}{'CPU':>8}")
+    for name, (mine, theirs) in RATIOS.items():
+        wall, cpu = (med(theirs, i) / med(mine, i) for i in (0, 1))
+        figures[f"ratio_{name.replace(' ', '_')}_wall"] = wall
+        figures[f"ratio_{name.replace(' ', '_')}_cpu"] = cpu
+        print(f"  {name:<46}{wall:8.3f}{cpu:8.3f}")
     print("one process that starts and exits (median of 3):")
     for name, (wall, cpu) in floor.items():
         print(f"  {name:<46}{wall:8.2f}{cpu:8.2f}")
