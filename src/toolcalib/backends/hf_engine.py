@@ -43,7 +43,11 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
                scaling: float | None = None, sliding_window: int | None = None,
                **_: Any) -> tuple[torch.Tensor, None]:
     """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists (None for
-    an idle row)."""
+    an idle row).
+
+    The prefill query is made contiguous: a weight-major q projection leaves its last dimension
+    strided, and SDPA then falls back from the fused CPU (flash) kernel to the unfused math
+    path, which materializes every score (2x slower at 2,500 keys; see bench/README.md)."""
     if sliding_window is not None:
         raise NotImplementedError("sliding-window attention is not supported")
     query32 = query.to(KV_DTYPE)
@@ -52,8 +56,9 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
                          if key[row] is not None else torch.zeros_like(query32[row:row + 1])
                          for row in range(len(key))])
     else:
-        out = scaled_dot_product_attention(query32, key, value, attn_mask=attention_mask,
-                                           scale=scaling, enable_gqa=True)
+        out = scaled_dot_product_attention(query32.contiguous(), key, value,
+                                           attn_mask=attention_mask, scale=scaling,
+                                           enable_gqa=True)
     return out.to(query.dtype).transpose(1, 2).contiguous(), None
 
 
