@@ -166,6 +166,8 @@ def test_weight_major_linears_compute_the_same_layer(smollm2_dir):
         assert head(x).shape == (3, 2, head.out_features)
         torch.testing.assert_close(head(x), torch.nn.functional.linear(x, head.weight),
                                    rtol=1e-4, atol=1e-4)
+        assert head(x).is_contiguous()  # a transposed output slows the next GEMM and SDPA
+    assert backend.identity()["engine_numerics"] == plain.identity()["engine_numerics"] >= 2
 
 
 def _position_independent(model, rows: int) -> bool:

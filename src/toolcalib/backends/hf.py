@@ -13,9 +13,10 @@ layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
 `prefix_cache_tokens` stay out of the identity; `prefill_chunk`, the cut tokens
-(`prefill_cuts`), `decode_rows`, `weight_major` and `threads` (kernels may split work
-differently) enter it, and so does the CPU's kernel capability (AVX2, AVX512, ...): the bits
-of a float computation, hence greedy emissions, may differ between kernel families.
+(`prefill_cuts`), `decode_rows`, `weight_major`, `threads` (kernels may split work
+differently) and the engine's `NUMERICS` version enter it, and so does the CPU's kernel
+capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
+differ between kernel families.
 One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
 thread at every op (measured: 13.6 s vs 2.8 s of CPU for the same six Qwen decode steps with
 other processes running), so the workflow runs two single-threaded model jobs side by side.
@@ -42,7 +43,7 @@ from jinja2 import TemplateError  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from toolcalib.backends.hf_engine import ATTENTION, Engine, weight_major  # noqa: E402
+from toolcalib.backends.hf_engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
 
 SEED = 0
@@ -108,7 +109,7 @@ class TransformersBackend:
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
                 "prefill_cuts": self.tokenizer.convert_ids_to_tokens(sorted(self.cut_ids)),
                 "decode_rows": o.decode_rows, "threads": o.threads,
-                "weight_major": o.weight_major,
+                "weight_major": o.weight_major, "engine_numerics": NUMERICS,
                 "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}

@@ -16,7 +16,12 @@ Outputs do not depend on reuse or batching, by construction:
 
 `weight_major` makes every linear layer compute `W @ xᵀ` instead of `x @ Wᵀ`: for the few rows
 of a decode step MKL's float32 GEMM is then up to 3x faster on AVX2 (Qwen2.5-0.5B's output
-layer, 4 rows: 72 vs 212 ms) and no slower for prefill chunks (see bench/README.md).
+layer, 4 rows: 72 vs 212 ms) and no slower for prefill chunks (see bench/README.md). Its output
+is copied to row-major order: left transposed, it sent the next GEMM with it as input (the MLP's
+down projection) to a 3x slower kernel and the prefill attention to SDPA's unfused path.
+
+`NUMERICS` versions the engine's arithmetic and enters the backend's identity: a change that may
+alter computed bits bumps it, so the response store never mixes answers computed differently.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from torch.nn.functional import scaled_dot_product_attention
 from transformers import AttentionInterface
 
 ATTENTION = "toolcalib_rows"
+NUMERICS = 2
+"""1: weight-major linear layers with transposed outputs; 2: row-major outputs (and the
+prefill query contiguous), so SDPA's fused kernel runs the prefill attention."""
 KV_DTYPE = torch.float32
 """Keys, values and attention are float32 whatever the weights: more accurate, and on CPU the
 bfloat16 attention kernels were several times slower here."""
@@ -45,9 +53,9 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
     """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists (None for
     an idle row).
 
-    The prefill query is made contiguous: a weight-major q projection leaves its last dimension
-    strided, and SDPA then falls back from the fused CPU (flash) kernel to the unfused math
-    path, which materializes every score (2x slower at 2,500 keys; see bench/README.md)."""
+    The prefill query is passed contiguous: with its last dimension strided, SDPA falls back from
+    the fused CPU (flash) kernel to the unfused math path, which materializes every score (2x
+    slower at 2,500 keys; see bench/README.md)."""
     if sliding_window is not None:
         raise NotImplementedError("sliding-window attention is not supported")
     query32 = query.to(KV_DTYPE)
@@ -81,7 +89,7 @@ class _WeightMajorLinear(torch.nn.Linear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, x.shape[-1])
-        out = torch.matmul(self.weight, rows.t()).t()
+        out = torch.matmul(self.weight, rows.t()).t().contiguous()
         if self.bias is not None:
             out = out + self.bias
         return out.reshape(*x.shape[:-1], out.shape[-1])
