@@ -49,6 +49,7 @@ GROUP = {**dict.fromkeys(MULTI_TURN, "multi_turn"), "irrelevance": "non_live",
          "live_irrelevance": "live"}
 """BFCL's `get_directory_structure_by_category` for these categories."""
 SCORED = ("completed", "step_cap")
+"""Outcomes that are model behaviour (the others are infrastructure, left out as we do)."""
 
 
 def json_lines(text: str) -> list[dict]:

@@ -23,14 +23,13 @@ import re
 from pathlib import Path
 
 import yaml
+from bfcl_reference_scorer import GROUP, SCORED
 
 CUES = Path(__file__).resolve().parents[1] / "src" / "toolcalib" / "data" / "paper_classifier.yaml"
 GOLD = {"multi_turn_base": "tool_call", "multi_turn_long_context": "tool_call",
         "multi_turn_miss_func": "refuse", "multi_turn_miss_param": "ask",
         "irrelevance": "refuse", "live_irrelevance": "refuse"}
 """The paper's case gold class per category."""
-GROUP = {"irrelevance": "non_live", "live_irrelevance": "live"}
-SCORED = ("completed", "step_cap")
 
 
 class PaperClassifier:
@@ -92,7 +91,7 @@ def main() -> None:
                 emitted = {classify(step) for turn in entry["result"] for step in turn} - {None}
                 hits += gold in emitted
                 cases[entry["id"]] = {"gold_hit": gold in emitted, "emitted": sorted(emitted)}
-        score = (Path(args.scores) / args.model / GROUP.get(category, "multi_turn")
+        score = (Path(args.scores) / args.model / GROUP[category]
                  / f"BFCL_v4_{category}_score.json")
         with open(score, encoding="utf-8") as fh:
             header = json.loads(fh.readline())

@@ -49,6 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
+from bfcl_reference_scorer import SCORED
 
 from toolcalib.execute.calls import render_call
 from toolcalib.metrics.inputs import read_table
@@ -242,20 +243,20 @@ def compare(work: Path, model: str) -> list[str]:
 
 def bfcl_verdicts(work: Path, model: str) -> dict[str, dict]:
     """Per scored case BFCL's verdict, from its score files: a case is listed iff it failed."""
-    wheel_ids = {}
+    verdicts = {}
     for c in CATEGORIES:
         for line in (work / "bfcl_results" / f"{c}.json").read_text("utf-8").splitlines():
             entry = json.loads(line)
-            if entry["outcome"] in ("completed", "step_cap"):
-                wheel_ids[entry["id"]] = {"valid": True, "error_type": None}
+            if entry["outcome"] in SCORED:
+                verdicts[entry["id"]] = {"valid": True, "error_type": None}
     for score in sorted((work / "bfcl_scores" / model).glob("*/*_score.json")):
         header, *failures = [json.loads(line) for line in score.read_text("utf-8").splitlines()]
         if header["correct_count"] + len(failures) != header["total_count"]:
             raise SystemExit(f"{score}: header does not match its failures")
         for failure in failures:
             error = failure["error"] if isinstance(failure["error"], dict) else failure
-            wheel_ids[failure["id"]] = {"valid": False, "error_type": error["error_type"]}
-    return wheel_ids
+            verdicts[failure["id"]] = {"valid": False, "error_type": error["error_type"]}
+    return verdicts
 
 
 def moved_roots(work: Path) -> list[str]:
@@ -304,7 +305,9 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
         "BFCL checker imports": [sys.executable, "-c", "import sys, json, zipfile;"
                                  f" sys.path.append({str(work / RELEASE)!r}); import"
                                  " bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"],
-        "paper GAR imports": [sys.executable, "-c", "import json, re, yaml"],
+        "paper GAR imports": [sys.executable, "-c", "import sys; sys.path.insert(0,"
+                              f" {str(ROOT / 'bench')!r}); import json, re, yaml,"
+                              " bfcl_reference_scorer"],
     }
     floor = {}
     for name, argv in probes.items():
@@ -325,6 +328,10 @@ CONTENDERS = {
     "baseline_check_bare": "LOWER BOUND  BFCL eval runner, headers only",
     "baseline_bare": "LOWER BOUND  that + paper-style GAR",
 }
+TOTALS = {"baseline": ("baseline_check", "baseline_gar"),
+          "ours": ("ours_evaluate", "ours_aggregate"),
+          "baseline_bare": ("baseline_check_bare", "baseline_gar")}
+"""Pipeline figure -> the processes it sums (the lower bound reuses the real GAR process)."""
 RATIOS = {"evaluate": ("ours_evaluate", "baseline_check"),
           "both": ("ours", "baseline"),
           "evaluate vs lower bound": ("ours_evaluate", "baseline_check_bare"),
@@ -369,14 +376,12 @@ def main() -> None:
         for r in range(args.repeat):
             names = list(pipelines)
             for pipeline in names[r % len(names):] + names[:r % len(names)]:  # rotate the order
-                stages = [timed(action) for action in pipelines[pipeline].values()]
-                for name, figure in zip(pipelines[pipeline], stages, strict=True):
-                    runs[name].append(figure)
-                runs[pipeline].append((sum(s[0] for s in stages), sum(s[1] for s in stages)))
-            bare_run, gar_run = runs["baseline_bare"][-1], runs["baseline_gar"][-1]
-            runs["baseline_bare"][-1] = (bare_run[0] + gar_run[0], bare_run[1] + gar_run[1])
+                for name, action in pipelines[pipeline].items():
+                    runs[name].append(timed(action))
+            for total, parts in TOTALS.items():
+                runs[total].append(tuple(sum(runs[p][-1][i] for p in parts) for i in (0, 1)))
             print(f"run {r + 1}/{args.repeat}: " + ", ".join(
-                f"{name} {runs[name][-1][0]:.2f} s" for name in pipelines), flush=True)
+                f"{name} {runs[name][-1][0]:.2f} s" for name in TOTALS), flush=True)
         load.append(os.getloadavg()[0])
 
         problems = compare(work, model)
