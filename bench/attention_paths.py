@@ -9,7 +9,8 @@ it (last-dim stride = chunk length), and `contig`. The SDPA backend each call pi
 (0 = math, 1 = fused flash kernel).
 
 Part 2 (when the converted SmolLM2 folder exists) times the real model's forward of one
-256-token chunk at several offsets (random KV before it) with the old and the new `_attention`,
+256-token chunk at several offsets (random KV before it) with weight-major linear layers
+returning their output transposed (old) and row-major (now, which gives the query stride 1),
 and profiles the share of one chunk spent in attention.
 
     python bench/attention_paths.py [--sizes 1000 2500 5000] [--repeats 5] [--no-model]
@@ -133,22 +134,18 @@ def layer_table(sizes: list[int], chunk: int, repeats: int) -> None:
               f"{backends.get((name, layout), '')} |")
 
 
-def old_attention(module: Any, query: torch.Tensor, key: Any, value: Any,
-                  attention_mask: torch.Tensor | None, scaling: float | None = None,
-                  **kwargs: Any) -> tuple[torch.Tensor, None]:
-    """`_attention` before 2026-12-01 (later): the query handed to SDPA as it came."""
-    from toolcalib.backends import hf_engine
-
-    if isinstance(key, list):
-        return hf_engine._attention(module, query, key, value, attention_mask, scaling, **kwargs)
-    out = sdpa(query.to(hf_engine.KV_DTYPE), key, value, attn_mask=attention_mask,
-               scale=scaling, enable_gqa=True)
-    return out.to(query.dtype).transpose(1, 2).contiguous(), None
+def transposed_forward(self: torch.nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """`_WeightMajorLinear.forward` before 2026-12-01 (later): `(W @ xᵀ)ᵀ` left transposed."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = torch.matmul(self.weight, rows.t()).t()
+    if self.bias is not None:
+        out = out + self.bias
+    return out.reshape(*x.shape[:-1], out.shape[-1])
 
 
 def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> None:
     from torch.profiler import profile
-    from transformers import AttentionInterface, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
     from toolcalib.backends import hf_engine
 
@@ -171,7 +168,8 @@ def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> No
         seq.length = start
         engine.extend(seq)
 
-    variants = {"old": old_attention, "new": hf_engine._attention}
+    linear = hf_engine._WeightMajorLinear
+    variants = {"old": transposed_forward, "new": linear.forward}
     print(f"\nSmolLM2-135M float32 (weight-major), one {chunk}-token chunk after `offset` "
           f"positions of KV, 1 thread, best of {repeats}")
     print("| offset | old s | old tok/s | new s | new tok/s | speedup |")
@@ -180,7 +178,7 @@ def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> No
         seq = chunk_at(start)
         seconds = {}
         for name, fn in variants.items():
-            AttentionInterface.register(hf_engine.ATTENTION, fn)
+            linear.forward = fn
             seconds[name] = best_ms(lambda seq=seq, start=start: run(seq, start), repeats) / 1e3
         print(f"| {start} | {seconds['old']:.2f} | {chunk / seconds['old']:.0f} | "
               f"{seconds['new']:.2f} | {chunk / seconds['new']:.0f} | "
@@ -188,7 +186,7 @@ def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> No
     start = offsets[len(offsets) // 2]
     seq = chunk_at(start)
     for name, fn in variants.items():
-        AttentionInterface.register(hf_engine.ATTENTION, fn)
+        linear.forward = fn
         run(seq, start)
         with profile() as prof:
             run(seq, start)
@@ -200,7 +198,7 @@ def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> No
         print(f"profile, offset {start}, {name}: {total:.2f} s, attention ({kernel}) "
               f"{attention:.2f} s = {100 * attention / total:.0f}%, "
               f"the rest {total - attention:.2f} s")
-    AttentionInterface.register(hf_engine.ATTENTION, hf_engine._attention)
+    linear.forward = variants["new"]
 
 
 def main() -> None:

@@ -39,8 +39,8 @@ from transformers import AttentionInterface
 
 ATTENTION = "toolcalib_rows"
 NUMERICS = 2
-"""1: weight-major linear layers with transposed outputs; 2: row-major outputs (and the
-prefill query contiguous), so SDPA's fused kernel runs the prefill attention."""
+"""1: weight-major linear layers with transposed outputs; 2: row-major outputs, so SDPA's
+fused kernel runs the prefill attention."""
 KV_DTYPE = torch.float32
 """Keys, values and attention are float32 whatever the weights: more accurate, and on CPU the
 bfloat16 attention kernels were several times slower here."""
@@ -53,9 +53,9 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
     """Prefill: one row, causal mask given. Decode: `key`/`value` are per-row lists (None for
     an idle row).
 
-    The prefill query is passed contiguous: with its last dimension strided, SDPA falls back from
-    the fused CPU (flash) kernel to the unfused math path, which materializes every score (2x
-    slower at 2,500 keys; see bench/README.md)."""
+    SDPA's fused CPU (flash) kernel needs the query's last dimension at stride 1, which the
+    row-major outputs of `_WeightMajorLinear` give it; strided, it falls back to the unfused math
+    path, which materializes every score (2x slower at 2,500 keys; see bench/README.md)."""
     if sliding_window is not None:
         raise NotImplementedError("sliding-window attention is not supported")
     query32 = query.to(KV_DTYPE)
@@ -64,9 +64,8 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
                          if key[row] is not None else torch.zeros_like(query32[row:row + 1])
                          for row in range(len(key))])
     else:
-        out = scaled_dot_product_attention(query32.contiguous(), key, value,
-                                           attn_mask=attention_mask, scale=scaling,
-                                           enable_gqa=True)
+        out = scaled_dot_product_attention(query32, key, value, attn_mask=attention_mask,
+                                           scale=scaling, enable_gqa=True)
     return out.to(query.dtype).transpose(1, 2).contiguous(), None
 
 
