@@ -12,7 +12,12 @@ from pydantic import ValidationError  # noqa: E402
 
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
-from toolcalib.backends.hf_engine import PrefixStore, Sequence, prompt_cuts  # noqa: E402
+from toolcalib.backends.hf_engine import (  # noqa: E402
+    PrefixStore,
+    Sequence,
+    lookup_draft,
+    prompt_cuts,
+)
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
 from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
@@ -99,6 +104,17 @@ def test_prompts_are_cut_at_chunk_multiples_and_message_starts():
     assert prompt_cuts(torch.tensor([1, 2, 9, 3, 4, 5, 9, 6, 7]), 4, torch.tensor([9])) == [
         0, 2, 4, 6, 8, 9]
     assert prompt_cuts(torch.tensor([9, 1]), 4, torch.tensor([9])) == [0, 2]
+
+
+def test_drafts_continue_the_latest_earlier_occurrence_of_the_tail():
+    context = torch.tensor([5, 1, 2, 3, 7, 8, 1, 2, 3, 4, 6, 0, 1, 2, 3])
+    assert lookup_draft(context, 3, 2) == [4, 6]
+    # past the end of the context the draft continues itself: the pattern repeats
+    assert lookup_draft(context, 3, 9) == [4, 6, 0, 1, 2, 3, 4, 6, 0]
+    assert lookup_draft(context, 3, 0) == []
+    assert lookup_draft(torch.tensor([1, 2, 3, 9, 2, 3]), 3, 4) == []
+    assert lookup_draft(torch.tensor([4, 4, 4, 4]), 3, 5) == [4, 4, 4, 4, 4]
+    assert lookup_draft(torch.tensor([1, 2]), 3, 5) == []
 
 
 def test_prefix_store_reuses_up_to_a_cut_of_both_prompts():
@@ -213,6 +229,27 @@ def test_prefix_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_rel
         pytest.skip("this CPU's matmul gives a row different bits at different positions: "
                     "batched decoding may differ from unbatched in the last bits")
     assert batched == reused
+
+
+@pytest.mark.slow
+def test_drafts_are_verified_and_change_no_token(smollm2_dir):
+    """Prompt-lookup drafts cut the forwards where the model copies its context; every kept
+    token is still greedy's own (here: equal to token-by-token decoding)."""
+    text = "move_file(source='final_report.pdf', destination='temp')"
+    chats = [[{"role": "user", "content": "Write the word 'cat' ten times."}],
+             [{"role": "user", "content": f"Repeat this line three times: {text}"}]]
+    results = []
+    for draft_tokens in (0, 16):
+        backend = _backend(smollm2_dir, draft_tokens=draft_tokens)
+        prompts = [backend.tokenizer.apply_chat_template(c, add_generation_prompt=True,
+                                                         tokenize=True, return_dict=False)
+                   for c in chats]
+        done = backend.engine.generate(prompts, 48)
+        results.append(([s.generated for s in done], backend.engine.stats))
+    (plain, plain_stats), (drafted, stats) = results
+    assert plain_stats.draft_forwards == 0
+    assert drafted == plain
+    assert stats.accepted_tokens > 0 and stats.decode_steps < plain_stats.decode_steps
 
 
 @pytest.mark.slow

@@ -9,11 +9,13 @@ non-standard `response` schema in tool docs; default False: it is a third of a B
 OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
-layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`).
+layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`), `draft_tokens` (most
+tokens of a prompt-lookup draft verified in one forward: 16; 0 decodes token by token; see
+`hf_engine`).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
 `prefix_cache_tokens` stay out of the identity; `prefill_chunk`, the cut tokens
-(`prefill_cuts`), `decode_rows`, `weight_major`, `threads` (kernels may split work
+(`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may split work
 differently) and the engine's `NUMERICS` version enter it, and so does the CPU's kernel
 capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
 differ between kernel families.
@@ -63,6 +65,7 @@ class Options(Record):
     prefix_cache_tokens: int = Field(default=65536, ge=0)
     context_window: int | None = Field(default=None, ge=1)
     weight_major: bool = True
+    draft_tokens: int = Field(default=16, ge=0)
 
 
 class TransformersBackend:
@@ -87,7 +90,8 @@ class TransformersBackend:
         stop_ids = _stop_ids(self.model, self.tokenizer)
         self.cut_ids = _message_start_ids(self.tokenizer, stop_ids)
         self.engine = Engine(self.model, stop_ids, options.prefill_chunk,
-                             options.prefix_cache_tokens, options.decode_rows, self.cut_ids)
+                             options.prefix_cache_tokens, options.decode_rows, self.cut_ids,
+                             options.draft_tokens)
 
     def work_summary(self) -> str:
         """What the engine computed and how fast (for the rule log; never an artifact)."""
@@ -97,7 +101,9 @@ class TransformersBackend:
         return (f"{s.prompt_tokens} prompt tokens ({s.reused_tokens} reused), {fresh} prefilled "
                 f"in {s.prefill_seconds:.1f} s ({fresh / max(s.prefill_seconds, 1e-9):.0f} tok/s);"
                 f" {s.generated_tokens} tokens in {s.decode_steps} decode steps, "
-                f"{s.decode_seconds:.1f} s ({per_step:.3f} s/step)")
+                f"{s.decode_seconds:.1f} s ({per_step:.3f} s/step); {s.draft_forwards} draft "
+                f"forwards, {s.accepted_tokens} of {s.drafted_tokens} drafted tokens accepted, "
+                f"{s.draft_seconds:.1f} s")
 
     def identity(self) -> dict[str, Any]:
         o = self.options
@@ -109,7 +115,8 @@ class TransformersBackend:
                 "decoding": "greedy", "prefill_chunk": o.prefill_chunk,
                 "prefill_cuts": self.tokenizer.convert_ids_to_tokens(sorted(self.cut_ids)),
                 "decode_rows": o.decode_rows, "threads": o.threads,
-                "weight_major": o.weight_major, "engine_numerics": NUMERICS,
+                "weight_major": o.weight_major, "draft_tokens": o.draft_tokens,
+                "engine_numerics": NUMERICS,
                 "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}
