@@ -253,6 +253,29 @@ def test_drafts_are_verified_and_change_no_token(smollm2_dir):
 
 
 @pytest.mark.slow
+def test_shared_prefix_files_serve_other_engines_and_change_no_token(smollm2_dir, bfcl_release,
+                                                                      tmp_path):
+    case = load_cases(bfcl_release, "multi_turn_base")[0]
+    case = case.model_copy(update={"turns": case.turns[:1]})
+
+    def run(**extra):
+        backend = _backend(smollm2_dir, max_new_tokens=8, **extra)
+        trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+        return [s.emission for s in trajectory.turns[0].steps], backend.engine.stats
+
+    plain, _ = run()
+    first, first_stats = run(shared_prefix_dir=str(tmp_path))
+    [saved] = tmp_path.glob("*.pt")
+    second, second_stats = run(shared_prefix_dir=str(tmp_path))
+    assert first_stats.shared_tokens == 0 and second_stats.shared_tokens > 1000
+    assert first == second == plain
+    saved.write_bytes(b"torn")
+    third, third_stats = run(shared_prefix_dir=str(tmp_path))
+    assert third_stats.shared_tokens == 0 and third == plain
+    assert run(shared_prefix_dir=str(tmp_path))[1].shared_tokens == second_stats.shared_tokens
+
+
+@pytest.mark.slow
 def test_context_overflow_is_an_outcome_never_a_truncation(smollm2_dir, bfcl_release):
     case = load_cases(bfcl_release, "multi_turn_base")[0]
     backend = _backend(smollm2_dir, max_new_tokens=8, context_window=600)

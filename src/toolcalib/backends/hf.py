@@ -11,13 +11,14 @@ OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
 layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`), `draft_tokens` (most
 tokens of a prompt-lookup draft verified in one forward: 16; 0 decodes token by token; see
-`hf_engine`).
+`hf_engine`), `shared_prefix_dir` (folder where the KV of long system messages is kept for
+other processes of the same model: none; see `hf_shared_prefixes`).
 
-Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size` and
-`prefix_cache_tokens` stay out of the identity; `prefill_chunk`, the cut tokens
-(`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may split work
-differently) and the engine's `NUMERICS` version enter it, and so does the CPU's kernel
-capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
+Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size`,
+`prefix_cache_tokens` and `shared_prefix_dir` stay out of the identity; `prefill_chunk`, the cut
+tokens (`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may
+split work differently) and the engine's `NUMERICS` version enter it, and so does the CPU's
+kernel capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
 differ between kernel families.
 One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
 thread at every op (measured: 13.6 s vs 2.8 s of CPU for the same six Qwen decode steps with
@@ -27,8 +28,10 @@ The backend returns the raw generated text; calls are decoded by the harness.
 
 from __future__ import annotations
 
+import json
 import os
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -47,6 +50,7 @@ from transformers.utils import logging as hf_logging  # noqa: E402
 
 from toolcalib.backends.hf_engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
+from toolcalib.backends.hf_shared_prefixes import SharedPrefixes  # noqa: E402
 
 SEED = 0
 hf_logging.disable_progress_bar()
@@ -66,6 +70,7 @@ class Options(Record):
     context_window: int | None = Field(default=None, ge=1)
     weight_major: bool = True
     draft_tokens: int = Field(default=16, ge=0)
+    shared_prefix_dir: str | None = None
 
 
 class TransformersBackend:
@@ -92,13 +97,18 @@ class TransformersBackend:
         self.engine = Engine(self.model, stop_ids, options.prefill_chunk,
                              options.prefix_cache_tokens, options.decode_rows, self.cut_ids,
                              options.draft_tokens)
+        if options.shared_prefix_dir:
+            self.engine.shared = SharedPrefixes(
+                Path(options.shared_prefix_dir), json.dumps(self.identity(), sort_keys=True),
+                self.engine.cut_ids, min_tokens=4 * options.prefill_chunk)
 
     def work_summary(self) -> str:
         """What the engine computed and how fast (for the rule log; never an artifact)."""
         s = self.engine.stats
         fresh = s.prompt_tokens - s.reused_tokens
         per_step = s.decode_seconds / max(s.decode_steps, 1)
-        return (f"{s.prompt_tokens} prompt tokens ({s.reused_tokens} reused), {fresh} prefilled "
+        return (f"{s.prompt_tokens} prompt tokens ({s.reused_tokens} reused, {s.shared_tokens} "
+                f"from shared files), {fresh} prefilled "
                 f"in {s.prefill_seconds:.1f} s ({fresh / max(s.prefill_seconds, 1e-9):.0f} tok/s);"
                 f" {s.generated_tokens} tokens in {s.decode_steps} decode steps, "
                 f"{s.decode_seconds:.1f} s ({per_step:.3f} s/step); {s.draft_forwards} draft "

@@ -8,7 +8,7 @@ Outputs do not depend on reuse or batching, by construction:
   positions before a cut both share has the same bits whether it was computed now or copied
   from the prefix store (same chunks, same shapes, same inputs). A conversation's next prompt
   thus reuses everything before its last generation prompt, and prompts that share a system
-  message reuse all of it;
+  message reuse all of it, in other processes too (`hf_shared_prefixes`);
 - every decode forward has exactly `decode_rows` rows (padded with idle rows), because CPU
   matmul kernels give a row different bits for different row counts (bf16 and fp32 alike),
   but the same bits at any position for a fixed count; attention is computed per row on that
@@ -47,6 +47,8 @@ from typing import Any
 import torch
 from torch.nn.functional import scaled_dot_product_attention
 from transformers import AttentionInterface
+
+from toolcalib.backends.hf_shared_prefixes import SharedPrefixes
 
 ATTENTION = "toolcalib_rows"
 NUMERICS = 3
@@ -254,6 +256,7 @@ class Stats:
 
     prompt_tokens: int = 0
     reused_tokens: int = 0
+    shared_tokens: int = 0
     prefill_seconds: float = 0.0
     decode_steps: int = 0
     generated_tokens: int = 0
@@ -279,6 +282,7 @@ class Engine:
             else "past_key_values"
         self.cut_ids = torch.tensor(sorted(cut_ids), dtype=torch.long)
         self.store = PrefixStore(store_tokens)
+        self.shared: SharedPrefixes | None = None
         self.stats = Stats()
 
     @torch.inference_mode()
@@ -354,8 +358,13 @@ class Engine:
         source, reused = self.store.lookup(prompt, seq.cuts)
         if source is not None:
             seq.copy_prefix(source, reused)
+        if self.shared is not None and (shared := self.shared.load(seq)):
+            reused = shared
+            self.stats.shared_tokens += shared
         started = time.perf_counter()
         logits = self.extend(seq)
+        if self.shared is not None:
+            self.shared.save(seq)
         self.stats.prefill_seconds += time.perf_counter() - started
         self.stats.prompt_tokens += len(prompt)
         self.stats.reused_tokens += reused
