@@ -7,7 +7,8 @@ Three figures from one run:
 3. limit: the model's own forward passes over what must be computed at least once: every
    distinct prompt prefix once (each prompt's tokens beyond its longest common prefix with any
    earlier prompt, on top of that prefix's cache, with the engine's forward but no chunk
-   alignment), plus every generated token once (timed as our batched decode forwards).
+   alignment), plus every generated token once (timed as our batched decode forwards and
+   draft forwards: a draft verifies several tokens in one forward, see `hf_engine`).
 The machine's load average is printed with each figure: other processes skew them.
 
     python bench/hf_throughput.py --model smollm2-135m --cases 4 --max-new-tokens 64
@@ -161,12 +162,13 @@ def main() -> None:
           f"-> ours is {plain / ours:.2f}x plain (target >= 4x)")
 
     prefill, distinct = distinct_prefill_seconds(backend.engine, [t for _, t, _ in steps])
-    limit = prefill + stats.decode_seconds
+    generation = stats.decode_seconds + stats.draft_seconds
+    limit = prefill + generation
     print(f"limit: {limit:7.1f} s  {3600 * len(cases) / limit:7.1f} cases/h  {load()}  "
           f"({distinct} distinct "
-          f"prompt tokens in {prefill:.1f} s + decode forwards {stats.decode_seconds:.1f} s) "
+          f"prompt tokens in {prefill:.1f} s + decode and draft forwards {generation:.1f} s) "
           f"-> ours reaches {100 * limit / ours:.0f}% of it (target >= 70%)")
-    overhead = ours - stats.prefill_seconds - stats.decode_seconds
+    overhead = ours - stats.prefill_seconds - generation
     print(f"       ours - limit = {ours - limit:.1f} s: prefill beyond distinct tokens "
           f"{stats.prefill_seconds - prefill:.1f} s, outside model forwards {overhead:.1f} s")
 
