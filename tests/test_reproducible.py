@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -73,20 +74,29 @@ def test_two_clean_clones_produce_identical_artifacts(origin: Path, tmp_path: Pa
     assert first == second
 
 
-def test_a_clean_clone_reproduces_the_committed_default_run(origin: Path, tmp_path: Path) -> None:
-    """The default config built from scratch (empty response store, the real model included,
-    about 20 minutes) gives every output the hash the committed dvc.lock records; that lock came
-    from another build from scratch, in a fresh checkout. The manifest is left out: it names
-    the git commit it was built from. Float kernels differ between CPU families, so real-model
-    outputs are compared only on the CPU family the committed run was made on."""
-    made_on, here = committed_cpu_capability(), torch.backends.cpu.get_cpu_capability()
-    if made_on is not None and made_on != here:
-        pytest.skip(f"the committed dvc.lock was made on a {made_on} CPU, this one is {here}")
-    clone = clean_clone(origin, tmp_path / "default")
-    sh("snakemake", "--cores", "8", "--quiet", cwd=clone)
-    sh("dvc", "commit", "--force", "--quiet", cwd=clone)
-    built, committed = recorded(clone / "dvc.lock"), recorded(ROOT / "dvc.lock")
-    for outputs in (built, committed):
-        outputs.pop("results/manifest.json")
-    assert len(committed) > 350 and all(committed.values())
-    assert built == committed
+def test_two_clean_clones_build_the_default_run_identically(origin: Path,
+                                                            tmp_path: Path) -> None:
+    """The default config (both real models under every variant, ~22 min here) built from
+    scratch twice, in two clean clones with their own empty response stores and shared-prefix
+    folders: every output hash in the two dvc.lock files is identical. The first build is also
+    compared with the committed dvc.lock (a third build from scratch, in a fresh checkout; the
+    manifest left out: it names the git commit it was built from) on the CPU family that lock
+    was made on: float kernels of another family give other bits, and the model identity
+    records the family."""
+    builds = []
+    for name in ("first", "second"):
+        clone = clean_clone(origin, tmp_path / name)
+        sh("snakemake", "--cores", "8", "--quiet", cwd=clone)
+        sh("dvc", "commit", "--force", "--quiet", cwd=clone)
+        builds.append(recorded(clone / "dvc.lock"))
+    first, second = builds
+    assert len(first) > 350 and all(first.values()), "every output has a recorded hash"
+    assert first == second
+    committed = recorded(ROOT / "dvc.lock")
+    if committed_cpu_capability() in (None, torch.backends.cpu.get_cpu_capability()):
+        for outputs in (first, committed):
+            outputs.pop("results/manifest.json")
+        assert first == committed
+    else:
+        warnings.warn(f"the committed dvc.lock was made on a {committed_cpu_capability()} CPU: "
+                      "compared the two builds here with each other only", stacklevel=1)
