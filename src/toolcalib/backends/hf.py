@@ -28,7 +28,6 @@ The backend returns the raw generated text; calls are decoded by the harness.
 
 from __future__ import annotations
 
-import json
 import os
 from importlib.metadata import version
 from pathlib import Path
@@ -38,6 +37,7 @@ from pydantic import Field
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
 from toolcalib.config import ModelSpec
+from toolcalib.jsonio import dumps
 from toolcalib.models import read_manifest
 from toolcalib.records import Emission, Record
 
@@ -99,7 +99,7 @@ class TransformersBackend:
                              options.draft_tokens)
         if options.shared_prefix_dir:
             self.engine.shared = SharedPrefixes(
-                Path(options.shared_prefix_dir), json.dumps(self.identity(), sort_keys=True),
+                Path(options.shared_prefix_dir), dumps(self.identity()),
                 self.engine.cut_ids, min_tokens=4 * options.prefill_chunk)
 
     def work_summary(self) -> str:

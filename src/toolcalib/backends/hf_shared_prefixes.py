@@ -13,12 +13,14 @@ recomputed over.
 from __future__ import annotations
 
 import hashlib
-import os
+import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
+
+from toolcalib.jsonio import atomic_write_bytes
 
 if TYPE_CHECKING:
     from toolcalib.backends.hf_engine import Sequence
@@ -71,8 +73,8 @@ class SharedPrefixes:
         path = self.path(seq.prompt[:span])
         if not span or span > seq.length or path.is_file():
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
+        data = io.BytesIO()
         torch.save({"keys": torch.stack([k[0, :, :span] for k in seq.keys]),
-                    "values": torch.stack([v[0, :, :span] for v in seq.values])}, partial)
-        os.replace(partial, path)
+                    "values": torch.stack([v[0, :, :span] for v in seq.values])}, data)
+        # not synced: a file torn by an OS crash is unreadable, hence recomputed
+        atomic_write_bytes(path, data.getvalue(), durable=False)
