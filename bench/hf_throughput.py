@@ -119,6 +119,9 @@ def main() -> None:
     parser.add_argument("--models-dir", type=Path, default=ROOT / ".toolcalib" / "models")
     parser.add_argument("--category", default="multi_turn_base")
     parser.add_argument("--cases", type=int, default=4)
+    parser.add_argument("--same-tools", action="store_true",
+                        help="only cases with the first case's tools (BFCL involved classes), "
+                             "as most cases of a category run share their tools with others")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--prefill-chunk", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1)
@@ -133,7 +136,11 @@ def main() -> None:
         fetch_model(SOURCES[args.model], folder)
         print(f"fetched and converted {args.model} in {time.perf_counter() - started:.0f} s")
     release = BfclRelease(bfcl_wheel(ROOT / ".toolcalib" / "bench"))
-    cases = load_cases(release, args.category)[:args.cases]
+    cases = load_cases(release, args.category)
+    if args.same_tools:
+        cases = [c for c in cases
+                 if c.environment["involved_classes"] == cases[0].environment["involved_classes"]]
+    cases = cases[:args.cases]
     started = time.perf_counter()
     backend = TransformersBackend(args.model, Options(
         model_dir=str(folder), tools_mode=MODES[args.model], max_new_tokens=args.max_new_tokens,
@@ -141,7 +148,8 @@ def main() -> None:
         dtype=args.dtype))
     print(f"loaded {args.model} ({backend.dtype}; {read_manifest(folder).dtype} weights, CPU "
           f"{torch.backends.cpu.get_cpu_capability()}) in "
-          f"{time.perf_counter() - started:.1f} s; {len(cases)} {args.category} cases, "
+          f"{time.perf_counter() - started:.1f} s; {len(cases)} {args.category} cases "
+          f"({', '.join(c.id for c in cases)}), "
           f"max_new_tokens {args.max_new_tokens}, {args.threads} threads")
 
     recorder = Recorder(backend)

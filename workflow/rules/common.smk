@@ -4,7 +4,9 @@ import shlex
 
 from toolcalib.backends import MODULES as BACKEND_MODULES
 from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
+from toolcalib.benchmarks import get_benchmark
 from toolcalib.codedeps import closure
+from toolcalib.schedule import generate_priority
 
 PATH_SAFE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 MODELS = {model["name"]: model for model in config["models"]}
@@ -64,6 +66,17 @@ def model_spec(wildcards):
 def generate_threads(wildcards):
     """A local model job claims `LOCAL_MODEL_THREADS`; everything else needs one thread."""
     return LOCAL_MODEL_THREADS if MODELS[wildcards.model]["backend"] == "transformers" else 1
+
+
+def generate_job_priority(wildcards):
+    """A model's jobs start in `schedule.generate_priority`'s order, so the store answers what
+    its jobs share; the reference policies (nothing stored, a second each) keep 0."""
+    if MODELS[wildcards.model]["backend"] == "policy":
+        return 0
+    benchmark = wildcards.benchmark
+    return generate_priority(model_variants(wildcards.model), BENCHMARKS[benchmark]["categories"],
+                             get_benchmark(benchmark).opens_as, wildcards.variant,
+                             wildcards.category)
 
 
 def limit_value(wildcards):

@@ -15,6 +15,7 @@ rule generate:
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
     threads: generate_threads
+    priority: generate_job_priority
     resources:
         mem_mb=lambda wc: 8000 if MODELS[wc.model]["backend"] == "transformers" else 2000,
         runtime=240,

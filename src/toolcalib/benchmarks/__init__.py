@@ -16,6 +16,8 @@ MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 class Benchmark(Protocol):
     name: str
     categories: tuple[str, ...]
+    opens_as: dict[str, str]
+    """Category -> the category whose cases its cases open as (job order only: `schedule`)."""
 
     def load_cases(self, source: str, category: str) -> list[Case]: ...
 

@@ -42,6 +42,10 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
 class Bfcl:
     name = "bfcl"
     categories = CATEGORIES
+    opens_as = {"multi_turn_long_context": "multi_turn_base",
+                "multi_turn_miss_param": "multi_turn_base"}
+    """Categories built from the base cases (same ids); most open with the base case's first
+    turn (long_context 191 of 200, miss_param 114), so their first prompts repeat its."""
 
     def load_cases(self, source: str | Path, category: str) -> list[Case]:
         return load_cases(BfclRelease(source), category)
