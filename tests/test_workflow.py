@@ -122,6 +122,31 @@ def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None
     assert generate and not any('"variants"' in line for line in generate)
 
 
+def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(project: Path,
+                                                                    tmp_path: Path) -> None:
+    overlay = tmp_path / "api.yaml"
+    overlay.write_text("models:\n"
+                       "  - {name: api, backend: openai, options: {base_url: 'http://127.0.0.1:9/v1',"
+                       " model: m, api_key_env: NO_KEY}}\n"
+                       "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n")
+    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "--verbose",
+             "--forceall", cwd=project)
+    priority: dict[tuple[str, str, str], int] = {}
+    wildcards = None
+    for line in dry.stdout.splitlines():
+        if line.strip().startswith("wildcards: model="):
+            wildcards = dict(kv.split("=") for kv in line.split(": ", 1)[1].split(", "))
+        elif line.strip().startswith("priority: ") and wildcards and "variant" in wildcards:
+            key = (wildcards["model"], wildcards["variant"], wildcards["category"])
+            priority[key] = int(line.split(": ")[1])
+            wildcards = None
+    api = {(v, c): p for (m, v, c), p in priority.items() if m == "api"}
+    assert len(api) == 6 and len(priority) == 6  # Snakemake prints no priority 0 (policies)
+    assert min(p for (v, _), p in api.items() if v == "baseline") > max(
+        p for (v, _), p in api.items() if v == "sri")
+    assert api["baseline", "irrelevance"] > api["baseline", "multi_turn_miss_param"]
+
+
 def test_a_model_may_pin_its_cases(project: Path, tmp_path: Path) -> None:
     overlay = tmp_path / "pinned.yaml"
     overlay.write_text("models:\n"
