@@ -105,14 +105,19 @@ def test_config_overrides_and_validation(project: Path) -> None:
     assert bad.returncode != 0 and "limits" in bad.stdout + bad.stderr
 
 
+def dry_run(project: Path, overlay: Path, models: str, flag: str,
+            ) -> subprocess.CompletedProcess[str]:
+    """`snakemake -n --forceall` on the tiny config plus an overlay holding `models`."""
+    overlay.write_text("models:\n" + models)
+    return sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", flag,
+              "--forceall", cwd=project)
+
+
 def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None:
-    overlay = tmp_path / "variants.yaml"
-    overlay.write_text("models:\n"
-                       "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n"
-                       "  - {name: policy-never_call, backend: policy,\n"
-                       "     options: {policy: never_call}, variants: [baseline]}\n")
-    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "-p",
-             "--forceall", cwd=project)
+    dry = dry_run(project, tmp_path / "variants.yaml",
+                  "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n"
+                  "  - {name: policy-never_call, backend: policy,\n"
+                  "     options: {policy: never_call}, variants: [baseline]}\n", "-p")
     evaluated = {line.split("--per-case ")[1].split()[0] for line in dry.stdout.splitlines()
                  if "toolcalib evaluate" in line}
     assert evaluated == {"results/runs/policy-oracle/baseline/bfcl/per_case.jsonl",
@@ -124,13 +129,11 @@ def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None
 
 def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(project: Path,
                                                                     tmp_path: Path) -> None:
-    overlay = tmp_path / "api.yaml"
-    overlay.write_text("models:\n"
-                       "  - {name: api, backend: openai, options: {base_url: 'http://127.0.0.1:9/v1',"
-                       " model: m, api_key_env: NO_KEY}}\n"
-                       "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n")
-    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "--verbose",
-             "--forceall", cwd=project)
+    dry = dry_run(project, tmp_path / "api.yaml",
+                  "  - {name: api, backend: openai, options: {base_url: 'http://127.0.0.1:9/v1',"
+                  " model: m, api_key_env: NO_KEY}}\n"
+                  "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n",
+                  "--verbose")
     priority: dict[tuple[str, str, str], int] = {}
     wildcards = None
     for line in dry.stdout.splitlines():
