@@ -161,3 +161,11 @@ def test_pinned_case_ids_select_in_file_order_and_name_a_missing_id(cases):
     assert select(base, "c.jsonl", 2, None) == base[:2]
     with pytest.raises(InputError, match=r"c\.jsonl: no case with id nope"):
         select(base, "c.jsonl", None, [base[0].id, "nope"])
+
+
+def test_trajectories_record_the_identity_without_machine_facts(bfcl_release, cases):
+    backend = policy("oracle")
+    plain = backend.identity()
+    backend.identity = lambda: {**plain, "cpu_capability": "AVX2", "versions": {"torch": "x"}}
+    trajectory = run(bfcl_release, cases["irrelevance"][0], backend)
+    assert trajectory.model_identity == plain == {"backend": "policy", "policy": "oracle"}

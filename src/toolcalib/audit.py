@@ -26,9 +26,11 @@ import yaml
 from pydantic import ValidationError
 
 from toolcalib.jsonio import sha256_file
+from toolcalib.manifest import machine
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Trajectory
+from toolcalib.trajdigest import dvc_cached, explain_trajectory
 
 KEYS = ("model", "variant", "benchmark", "category")
 PLURAL = {"model": "models", "variant": "variants", "benchmark": "benchmarks",
@@ -39,6 +41,7 @@ MANIFEST = "results/manifest.json"
 LOCK = "dvc.lock"
 HINT = "run `dvc repro` or `snakemake --cores 8` first (or `dvc pull` for a recorded run)"
 RESULT_CHARS = 300
+CMD_CHARS = 240
 """Execution results longer than this are cut, with a marker saying how much was cut."""
 
 ARTIFACTS: tuple[tuple[str, str], ...] = (
@@ -121,6 +124,15 @@ def truncate(text: str, limit: int = RESULT_CHARS) -> str:
     return f"{text[:limit]}... [truncated: {len(text) - limit} more chars]"
 
 
+def shorten(command: str, limit: int = CMD_CHARS) -> str:
+    """A command line cut in its middle when longer than `limit` (the aggregate stage lists
+    hundreds of paths), saying how much was cut."""
+    if len(command) <= limit:
+        return command
+    head, tail = command[:limit * 2 // 3], command[-(limit // 3):]
+    return f"{head} ... [{len(command) - len(head) - len(tail)} chars cut] ... {tail}"
+
+
 def _require(root: Path, relative: str, what: str) -> Path:
     path = root / relative
     if not path.exists():
@@ -128,7 +140,7 @@ def _require(root: Path, relative: str, what: str) -> Path:
     return path
 
 
-def _read_lock(root: Path) -> dict[str, dict[str, Any]]:
+def read_lock(root: Path) -> dict[str, dict[str, Any]]:
     path = root / LOCK
     if not path.is_file():
         raise AuditError(
@@ -266,6 +278,32 @@ def _release_file(benchmark: str, manifest: dict[str, Any],
     return found[0] if found else None
 
 
+def explain(root: Path, path: str, recorded: str, manifest: dict[str, Any]) -> list[str]:
+    """Why a file no longer matches its recorded md5: record by record for a trajectory whose
+    recorded version is in DVC's cache, else from the manifest's digests of it."""
+    committed = dvc_cached(root, recorded)
+    if path in (manifest.get("trajectories") or {}) or path.startswith("results/trajectories/"):
+        return explain_trajectory(path, manifest, root / path, committed)
+    if committed is None:
+        return ["the recorded version is not in DVC's cache (`dvc pull` fetches it, "
+                "`dvc checkout` restores it)"]
+    return [f"the recorded version is in DVC's cache ({committed.relative_to(root)}): "
+            "`dvc checkout` restores it"]
+
+
+def machine_lines(recorded: dict[str, Any]) -> list[str]:
+    """The committed manifest's machine next to this one's, when they differ."""
+    here = machine()
+    if {k: recorded.get(k) for k in here} == here:
+        return [f"recorded and built on the same machine kind ({_machine_text(here)})"]
+    return [f"recorded on {_machine_text(recorded)}, here {_machine_text(here)}"]
+
+
+def _machine_text(facts: dict[str, Any]) -> str:
+    return (f"{facts.get('cpu_capability') or 'unknown capability'} "
+            f"({facts.get('processor') or 'unknown CPU'}, {facts.get('cpu_count')} CPUs)")
+
+
 def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[str, Any],
                stages: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every artifact on the cell's path against dvc.lock, and each producing stage."""
@@ -285,6 +323,7 @@ def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[
         stage_name, out = outs.get(path, (None, {}))
         recorded = out.get("md5")
         disk = hashes.md5(path)
+        why: list[str] = []
         if disk is None:
             status = "missing"
             problems.append(f"{path} ({role}) is missing: {HINT}")
@@ -296,6 +335,7 @@ def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[
             status = "modified"
             problems.append(f"{path} ({role}) does not match {LOCK}: md5 {disk} on disk, "
                             f"{recorded} recorded by stage {stage_name}")
+            why = explain(hashes.root, path, recorded, manifest)
         else:
             status = "ok"
         stale = sorted(
@@ -310,7 +350,7 @@ def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[
         sha = recorded_inputs.get(path)
         artifacts.append({
             "role": role, "path": path, "stage": stage_name, "md5_recorded": recorded,
-            "md5_disk": disk, "status": status, "recorded_differently_by": stale,
+            "md5_disk": disk, "status": status, "why": why, "recorded_differently_by": stale,
             "manifest_sha256": None if sha is None else
             ("ok" if hashes.sha256(path) == sha else "differs"),
         })
@@ -327,7 +367,9 @@ def provenance(hashes: _Hashes, cell: tuple[str, str, str, str], manifest: dict[
                      if any(o["path"] == a["path"] for a in artifacts)],
             "code_deps": len(code), "code_changed": changed,
         })
-    return {"lock": LOCK, "artifacts": artifacts, "stages": producing, "problems": problems}
+    modified = any(a["status"] == "modified" for a in artifacts)
+    return {"lock": LOCK, "artifacts": artifacts, "stages": producing, "problems": problems,
+            "machine": machine_lines(manifest.get("machine") or {}) if modified else []}
 
 
 def run_context(manifest: dict[str, Any], cell: tuple[str, str, str, str]) -> dict[str, Any]:
@@ -506,7 +548,7 @@ def load_run(root: str | Path) -> Run:
     root = Path(root)
     triples_path = _require(root, TRIPLES, "the triples table")
     per_case_path = _require(root, PER_CASE, "the per-case table")
-    stages = _read_lock(root)
+    stages = read_lock(root)
     manifest_path = root / MANIFEST
     return Run(
         root=root,
@@ -617,12 +659,14 @@ def _render_provenance(p: dict[str, Any]) -> list[str]:
                      f"  <- {_fmt(a['stage'])}{extra}")
         if a["status"] == "modified":
             lines.append(f"  {'':<12} {'':<{width}}  on disk {a['md5_disk']}")
-    lines.append("stages      (exact commands from dvc.lock)")
+            lines += [f"  {'':<12} {why}" for why in a["why"]]
+    lines += [f"machine     {line}" for line in p["machine"]]
+    lines.append("stages      (commands from dvc.lock, long ones shortened: --json has them whole)")
     for s in p["stages"]:
         code = (f"{s['code_deps']} code deps recorded, all match" if not s["code_changed"]
                 else f"{s['code_deps']} code deps recorded, changed since: "
                      f"{', '.join(s['code_changed'])}")
-        lines += [f"  {s['name']}  -> {', '.join(s['outs'])}", f"    cmd: {s['cmd']}",
+        lines += [f"  {s['name']}  -> {', '.join(s['outs'])}", f"    cmd: {shorten(s['cmd'])}",
                   f"    code: {code}"]
     return lines
 

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("audit", add_help=False,
                    help="where a number of triples.csv comes from: recompute it, check "
                         "artifacts against dvc.lock; --case ID shows one case")
+    sub.add_parser("reproduce", add_help=False,
+                   help="build the committed HEAD from scratch in a clean clone and compare "
+                        "every output hash with dvc.lock")
     sub.add_parser("dvc-sync", add_help=False,
                    help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
     return parser
@@ -130,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         from toolcalib.audit import main_audit
 
         return main_audit(argv[1:])
+    if argv[:1] == ["reproduce"]:
+        from toolcalib.reproduce import main_reproduce
+
+        return main_reproduce(argv[1:])
     args = vars(build_parser().parse_args(argv))
     command = args.pop("command").replace("-", "_")
     try:

@@ -16,7 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
-from toolcalib.backends.base import Answer, Backend, ContextOverflow, InfrastructureError, Request
+from toolcalib.backends.base import (
+    Answer,
+    Backend,
+    ContextOverflow,
+    InfrastructureError,
+    Request,
+    recorded_identity,
+)
 from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN
 from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
@@ -120,7 +127,7 @@ def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
     active: dict[int, tuple[Conversation, Request]] = {}
     finished: dict[int, Trajectory] = {}
     next_index = emitted = 0
-    identity = backend.identity()
+    identity = recorded_identity(backend.identity())
     while True:
         while len(active) < batch_size:
             case = next(queue, None)

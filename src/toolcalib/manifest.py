@@ -1,10 +1,13 @@
-"""The run manifest: what produced the numbers (code version, config, model identities,
-package versions, input hashes). Together with dvc.lock it answers "where does this come from?"
+"""The run manifest: what produced the numbers (code version, config, the machine, model
+identities, package versions, input hashes, trajectory digests). Together with dvc.lock it
+answers "where does this come from?". Artifacts hold content; the manifest holds the machine.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Sequence
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcalib.jsonio import sha256_file
+from toolcalib.trajdigest import file_digests
 
 CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
 """Tracked paths whose uncommitted edits make the code version 'dirty'."""
@@ -40,6 +44,29 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
+def machine() -> dict[str, Any]:
+    """This machine's facts that can change a model's bits (and so key the response store) but
+    are recorded here rather than in trajectories: the CPU and torch's kernel capability."""
+    facts: dict[str, Any] = {"arch": platform.machine(), "cpu_count": os.cpu_count(),
+                             "processor": _processor(), "cpu_capability": None}
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        facts["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return facts
+
+
+def _processor() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def model_identities(trajectories: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The identity recorded by each model's own trajectories (first line of each file)."""
     identities: dict[str, dict[str, Any]] = {}
@@ -57,7 +84,9 @@ def build_manifest(config: dict[str, Any], inputs: Sequence[str],
     return {
         "code": code_version(root),
         "config": config,
+        "machine": machine(),
         "models": model_identities(trajectories),
         "packages": package_versions(),
+        "trajectories": {path: file_digests(path) for path in sorted(trajectories)},
         "inputs": {path: sha256_file(path) for path in sorted(set(inputs))},
     }

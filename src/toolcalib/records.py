@@ -128,7 +128,9 @@ class Trajectory(Record):
     category: str
     model: str
     model_identity: dict[str, Any] = Field(default_factory=dict)
-    """What identifies the model's answers: backend, model, weights hash, parameters."""
+    """What identifies the model's answers: backend, model, weights hash, parameters; the
+    backend's identity less its machine facts (`backends.base.MACHINE_FACTS`), which the run
+    manifest records."""
     variant: str
     outcome: Outcome
     error: str | None = None

@@ -30,6 +30,18 @@ class Request:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+MACHINE_FACTS = ("cpu_capability", "versions")
+"""Identity fields that describe the machine rather than the answers' recipe (the CPU kernel
+family, package versions). They key the response store, since they can change a bit, but
+trajectories do not record them: the run manifest does (`manifest.machine`, `packages`), so a
+build on another CPU whose emissions are equal writes the same trajectory bytes."""
+
+
+def recorded_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """What a trajectory records of a backend's identity: everything but MACHINE_FACTS."""
+    return {key: value for key, value in identity.items() if key not in MACHINE_FACTS}
+
+
 Answer = Emission | InfrastructureError
 """What a backend returns per request: the model's raw emission, or why there is none."""
 

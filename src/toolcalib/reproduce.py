@@ -1,0 +1,197 @@
+"""`toolcalib reproduce`: is the committed dvc.lock what a build from scratch gives?
+
+Clones the project's committed HEAD into a fresh folder (an empty response store and prefix
+folder come with it: both live under the clone), runs `snakemake --cores N` and `dvc commit`,
+and compares every output hash with the committed dvc.lock. The manifest is compared by its
+content (config, model identities, inputs, trajectory digests), since it names the commit and
+the machine. Every difference is explained: the stage that wrote the file and, for
+trajectories, whether the emissions, the rest of the records or the recorded identity differ
+(from the committed manifest's digests, and record by record when DVC's cache holds the
+committed file). Exit status: 0 when every hash is equal, 1 when any differs, 2 when the build
+itself fails. It never passes with a difference, on any CPU: when the lock was made on another
+CPU capability the report says so next to the differences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolcalib.audit import LOCK, MANIFEST, AuditError, read_lock
+from toolcalib.trajdigest import dvc_cached, explain_trajectory
+
+CONTENT = ("config", "models", "inputs", "trajectories")
+"""Manifest sections that must be equal; the others (code, machine, packages) describe where
+and from which commit a build ran."""
+TRAJECTORIES = "results/trajectories/"
+
+
+@dataclass
+class Comparison:
+    """The outcome of comparing a built tree's dvc.lock with the committed one."""
+
+    outputs: int = 0
+    differing: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    manifest: list[str] = field(default_factory=list)
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.differing or self.missing or self.extra or self.manifest)
+
+
+def outputs(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Every output path of a lock -> (its md5, the stage that wrote it)."""
+    return {out["path"]: (out.get("md5", ""), name) for name, stage in stages.items()
+            for out in stage.get("outs") or []}
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def capability(manifest: dict[str, Any]) -> str | None:
+    """The CPU capability a manifest records (older manifests: in the model identities)."""
+    found = (manifest.get("machine") or {}).get("cpu_capability")
+    if found:
+        return found
+    old = {m.get("cpu_capability") for m in manifest.get("models", {}).values()} - {None}
+    return ", ".join(sorted(old)) or None
+
+
+def compare(committed_root: Path, built_root: Path) -> Comparison:
+    """The built tree's dvc.lock against the committed one, every difference explained."""
+    committed_stages = read_lock(committed_root)
+    committed = outputs(committed_stages)
+    built = outputs(read_lock(built_root))
+    recorded_manifest, built_manifest = _manifest(committed_root), _manifest(built_root)
+    result = Comparison(outputs=len(committed),
+                        missing=sorted(committed.keys() - built.keys()),
+                        extra=sorted(built.keys() - committed.keys()),
+                        machine={"recorded": capability(recorded_manifest),
+                                 "built": capability(built_manifest)})
+    changed = {p for p in committed.keys() & built.keys() if committed[p][0] != built[p][0]}
+    for path in sorted(changed - {MANIFEST}):
+        md5, stage = committed[path]
+        deps = [d["path"] for d in committed_stages[stage].get("deps") or []
+                if d["path"] in changed]
+        if path.startswith(TRAJECTORIES):
+            why = explain_trajectory(path, recorded_manifest, built_root / path,
+                                     dvc_cached(committed_root, md5))
+        elif deps:
+            why = [f"derived from differing input(s): {', '.join(deps[:3])}"
+                   + (f" and {len(deps) - 3} more" if len(deps) > 3 else "")]
+        else:
+            why = ["its recorded inputs are equal: the stage wrote other bytes from them"]
+        result.differing.append({"path": path, "stage": stage, "recorded": md5,
+                                 "built": built[path][0], "why": why})
+    for section in CONTENT:
+        if recorded_manifest.get(section) != built_manifest.get(section):
+            keys = _differing_keys(recorded_manifest.get(section), built_manifest.get(section))
+            result.manifest.append(f"{MANIFEST}: section `{section}` differs"
+                                   + (f" ({', '.join(keys)})" if keys else ""))
+    return result
+
+
+def _differing_keys(a: Any, b: Any, limit: int = 5) -> list[str]:
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return []
+    keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    return keys[:limit] + ([f"{len(keys) - limit} more"] if len(keys) > limit else [])
+
+
+def render(result: Comparison) -> str:
+    machine = result.machine
+    lines = [f"lock made on CPU capability {machine['recorded'] or 'unknown'}, built here on "
+             f"{machine['built'] or 'unknown'}"]
+    for item in result.differing:
+        lines.append(f"DIFFERS {item['path']}  <- stage {item['stage']}")
+        lines.append(f"        md5 {item['recorded']} recorded, {item['built']} built")
+        lines += [f"        {why}" for why in item["why"]]
+    lines += [f"MISSING {p} (in the committed lock, not built)" for p in result.missing]
+    lines += [f"EXTRA   {p} (built, not in the committed lock)" for p in result.extra]
+    lines += [f"DIFFERS {line}" for line in result.manifest]
+    if result.ok:
+        lines.append(f"reproduce: OK: all {result.outputs} outputs equal to {LOCK} "
+                     "(the manifest by its content)")
+        return "\n".join(lines) + "\n"
+    count = len(result.differing) + len(result.missing) + len(result.extra)
+    lines.append(f"reproduce: FAILED: {count} of {result.outputs} outputs differ from {LOCK}"
+                 + (", and the manifest's content" if result.manifest else ""))
+    if machine["recorded"] != machine["built"]:
+        lines.append(f"  note: the lock was made on {machine['recorded']} and this build ran on "
+                     f"{machine['built']}: float kernels of another family can give other "
+                     "emissions, and every file derived from them differs with them")
+    return "\n".join(lines) + "\n"
+
+
+def _run(args: Sequence[str], cwd: Path, log: Path) -> None:
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"$ {' '.join(args)}\n")
+        handle.flush()
+        done = subprocess.run(args, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise RuntimeError(f"`{' '.join(args)}` failed ({done.returncode}); log {log}:\n{tail}")
+
+
+def build(root: Path, work: Path, cores: int) -> Path:
+    """A clean clone of `root`'s HEAD under `work`, built by Snakemake and recorded by DVC."""
+    clone = work / "clone"
+    log = work / "build.log"
+    _run(["git", "clone", "-q", "--no-hardlinks", str(root), str(clone)], work, log)
+    _run(["snakemake", "--cores", str(cores), "--quiet"], clone, log)
+    _run(["dvc", "commit", "--force", "--quiet"], clone, log)
+    return clone
+
+
+def main_reproduce(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="toolcalib reproduce",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="the project (its committed HEAD is cloned; default: .)")
+    parser.add_argument("--cores", type=int, default=8, help="snakemake --cores (default 8)")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="build here and keep it (default: a temporary folder, removed)")
+    parser.add_argument("--built", type=Path, default=None,
+                        help="compare this already-built tree instead of building one")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    started = time.monotonic()
+    work = None
+    try:
+        if args.built is not None:
+            built = args.built.resolve()
+        else:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                   cwd=root, capture_output=True, text=True).stdout.strip()
+            if dirty:
+                print("toolcalib reproduce: uncommitted changes are not part of the build "
+                      "(it clones the committed HEAD)", file=sys.stderr)
+            work = args.workdir or Path(tempfile.mkdtemp(prefix="toolcalib-reproduce-"))
+            work.mkdir(parents=True, exist_ok=True)
+            print(f"toolcalib reproduce: building a clean clone in {work} "
+                  f"(log: {work / 'build.log'})", file=sys.stderr, flush=True)
+            built = build(root, work, args.cores)
+        result = compare(root, built)
+    except (AuditError, RuntimeError, FileNotFoundError, ValueError) as error:
+        print(f"toolcalib reproduce: error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if work is not None and args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.write(render(result))
+    print(f"toolcalib reproduce: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0 if result.ok else 1
