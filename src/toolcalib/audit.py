@@ -99,11 +99,16 @@ def md5_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+SNAKEMAKE_MARKER = ".snakemake_timestamp"
+"""Snakemake's empty marker in its `directory()` outputs; `.dvcignore` makes DVC skip it."""
+
+
 def md5_dir(path: Path) -> str:
-    """DVC's `.dir` hash: md5 of the JSON list of {md5, relpath} of every file, by relpath."""
+    """DVC's `.dir` hash: md5 of the JSON list of {md5, relpath} of every file, by relpath
+    (Snakemake's marker left out, as DVC leaves it out)."""
     entries = sorted(
         ({"md5": md5_file(f), "relpath": f.relative_to(path).as_posix()}
-         for f in path.rglob("*") if f.is_file()),
+         for f in path.rglob("*") if f.is_file() and f.name != SNAKEMAKE_MARKER),
         key=lambda entry: entry["relpath"],
     )
     data = json.dumps(entries, sort_keys=True).encode("utf-8")
