@@ -1,9 +1,11 @@
-"""A fault-injecting HTTP proxy on 127.0.0.1 in front of a real server (tests and bench only).
+"""A fault-injecting HTTP proxy on 127.0.0.1 in front of a server (tests and bench only): a real
+one (llama.cpp) or the scripted one of tests/scripted_server.py.
 
 Each incoming request takes the next action of the script (`pass` once it is used up):
   pass       forward to the upstream server and return its answer
   429:N      HTTP 429 with `Retry-After: N`
   500        HTTP 500
+  503[:N]    HTTP 503 (with `Retry-After: N` when N is given)
   stall:N    wait N seconds, then close the connection without answering
   reset      close the connection with a TCP reset
   truncate   forward, then return the first half of the body (consistent length, broken JSON)
@@ -31,7 +33,7 @@ from urllib.parse import urlsplit
 SKIPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "server",
            "date"}
 """Headers the proxy sets itself (hop-by-hop or written by http.server)."""
-ACTIONS = {"pass", "429", "500", "stall", "reset", "truncate", "short", "delay", "echo401"}
+ACTIONS = {"pass", "429", "500", "503", "stall", "reset", "truncate", "short", "delay", "echo401"}
 
 
 def _checked(actions: Iterable[str]) -> deque[str]:
@@ -56,7 +58,8 @@ class FaultProxy:
         handler = type("Handler", (_Handler,), {"proxy": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
 
     def script(self, actions: Iterable[str]) -> None:
@@ -123,6 +126,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(429, b'{"error": {"message": "rate limited"}}', {"Retry-After": arg})
         elif action == "500":
             self._reply(500, b'{"error": {"message": "injected failure"}}')
+        elif action == "503":
+            self._reply(503, b'{"error": {"message": "injected overload"}}',
+                        {"Retry-After": arg} if arg else None)
         elif action == "echo401":
             text = json.dumps({"error": {"message": f"bad key: {self.headers['Authorization']}"}})
             self._reply(401, text.encode())

@@ -1,15 +1,21 @@
-"""The OpenAI-compatible backend: request conversion, and against a real llama.cpp server
-(SmolLM2-135M) behind a fault-injecting proxy: retries, Retry-After, failures, concurrency,
-context overflow, and the response store in front of it."""
+"""The OpenAI-compatible backend: request conversion; retries, Retry-After, failures,
+concurrency, context overflow and the response store in front of it against a scripted server
+(tests/scripted_server.py) behind a fault-injecting proxy (fast); and against a real llama.cpp
+server (SmolLM2-135M, slow): prompt and native mode, context overflow, and the fault path end to
+end."""
 
 from __future__ import annotations
 
+import email.utils
 import json
 import time
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 
 from tests.faultproxy import FaultProxy
+from tests.scripted_server import ScriptedServer
 from tests.servers import free_port, make_request
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import ContextOverflow, InfrastructureError
@@ -18,6 +24,7 @@ from toolcalib.backends.openai import (
     convert_messages,
     convert_tool,
     parse_choice,
+    retry_after,
 )
 from toolcalib.config import ModelSpec
 from toolcalib.records import Emission, Message, ToolCall
@@ -95,13 +102,6 @@ def test_bad_options_and_missing_key_are_named(monkeypatch):
         backend("http://127.0.0.1:1/v1", max_concurency=2)
 
 
-@pytest.fixture
-def proxy(llama_server):
-    with FaultProxy(llama_server.url) as proxy:
-        yield proxy
-
-
-@pytest.mark.slow
 def test_prompt_mode_describes_the_tools_in_the_system_prompt():
     made = backend("http://127.0.0.1:9")
     history = [Message(role="user", content="Weather?"),
@@ -118,6 +118,148 @@ def test_prompt_mode_describes_the_tools_in_the_system_prompt():
     assert made.identity()["prompt_version"]
 
 
+def test_retry_after_reads_seconds_and_http_dates():
+    def header(value: str | None) -> float | None:
+        headers = {} if value is None else {"Retry-After": value}
+        return retry_after(httpx.Response(429, headers=headers))
+
+    assert header("7") == 7.0 and header("0.5") == 0.5 and header("-3") == 0.0
+    ahead = datetime.now(UTC) + timedelta(seconds=30)
+    assert 28.0 < header(email.utils.format_datetime(ahead, usegmt=True)) <= 30.0
+    assert header("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+    assert header(None) is None and header("soon") is None
+
+
+# -- fast: a scripted server (no model) behind the fault proxy --------------------------------
+
+@pytest.fixture
+def scripted():
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def proxy(scripted):
+    with FaultProxy(scripted.url) as proxy:
+        yield proxy
+
+
+def test_every_fault_is_retried_until_the_answer(scripted, proxy):
+    faults = ["429:0", "500", "503", "stall:1", "reset", "truncate", "short"]
+    proxy.script(faults)
+    made = backend(f"{proxy.url}/v1", timeout_s=0.5, backoff_s=0.01, max_retries=len(faults))
+    start = time.monotonic()
+    (answer,) = made.generate_batch([make_request("Name a colour.")])
+    elapsed = time.monotonic() - start
+    # truncate, short and the last attempt reach the server; the rest never leave the proxy
+    assert (proxy.requests, proxy.forwarded, len(scripted.requests)) == (len(faults) + 1, 3, 3)
+    ((_, served),) = proxy.exchanges
+    assert answer == parse_choice(json.loads(served), {}, structured=False)
+    assert isinstance(answer, Emission) and answer.text == "echo: Name a colour."
+    assert answer.finish_reason == "stop" and answer.output_tokens == 4
+    assert elapsed >= 0.5  # the stalled attempt was given up at the timeout
+
+
+@pytest.mark.parametrize("fault", ["429:1", "503:1"])
+def test_retry_after_is_honoured(proxy, fault):
+    proxy.script([fault])
+    made = backend(f"{proxy.url}/v1", backoff_s=0.01)
+    start = time.monotonic()
+    (answer,) = made.generate_batch([make_request("Hi.")])
+    elapsed = time.monotonic() - start
+    assert isinstance(answer, Emission) and proxy.requests == 2
+    assert 1.0 <= elapsed < 3.0  # the backoff alone would wait 0.01 s
+
+
+def test_backoff_doubles_between_attempts(proxy):
+    proxy.script(["500", "500", "500"])
+    made = backend(f"{proxy.url}/v1", backoff_s=0.2)
+    start = time.monotonic()
+    (answer,) = made.generate_batch([make_request("Hi.")])
+    elapsed = time.monotonic() - start
+    assert isinstance(answer, Emission) and proxy.requests == 4
+    assert 0.2 + 0.4 + 0.8 <= elapsed < 4.0
+
+
+def test_exhausted_retries_are_an_error_that_is_never_stored(scripted, proxy, tmp_path):
+    proxy.script(["500", "429:0", "reset"])
+    stored = StoredBackend(backend(f"{proxy.url}/v1", max_retries=2),
+                           ResponseStore(tmp_path / "store"))
+    (answer,) = stored.generate_batch([make_request("Hi.")])
+    assert isinstance(answer, InfrastructureError) and not isinstance(answer, ContextOverflow)
+    assert "gave up after 3 attempts; last: connection error" in str(answer)
+    assert (len(stored.store), stored.errors, proxy.requests) == (0, 1, 3)
+    assert scripted.requests == []
+    (answer,) = stored.generate_batch([make_request("Hi.")])
+    assert isinstance(answer, Emission) and len(stored.store) == 1
+    assert answer.text == "echo: Hi." and len(scripted.requests) == 1
+
+
+def test_the_key_reaches_the_server_and_nothing_else(scripted, proxy, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    path = tmp_path / "store"
+    made = backend(f"{proxy.url}/v1", api_key_env=KEY_ENV, max_concurrency=1)
+    stored = StoredBackend(made, ResponseStore(path))
+    proxy.script(["pass", "echo401"])
+    ok, refused = stored.generate_batch([make_request("Hi."), make_request("Hello.")])
+    assert isinstance(ok, Emission) and isinstance(refused, InfrastructureError)
+    assert proxy.authorization == [f"Bearer {SECRET}"] * 2  # a 401 is not retried
+    assert scripted.authorization == [f"Bearer {SECRET}"]
+    assert "HTTP 401" in str(refused) and "Bearer ***" in str(refused)
+    assert SECRET not in str(refused) and SECRET not in json.dumps(stored.identity())
+    stored.store.close()
+    assert not any(SECRET.encode() in p.read_bytes() for p in path.iterdir())
+
+
+def test_store_makes_the_second_identical_run_free(scripted, proxy, tmp_path):
+    requests = [make_request(f"Count to {n}.") for n in range(3)]
+    path = tmp_path / "store"
+    first = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
+    answers = first.generate_batch(requests)
+    assert proxy.requests == 3 and len(first.store) == 3 and len(scripted.requests) == 3
+    assert [a.text for a in answers] == [f"echo: Count to {n}." for n in range(3)]
+    second = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
+    assert second.generate_batch(requests) == answers
+    assert (proxy.requests, second.hits, second.misses) == (3, 3, 0)
+    assert len(scripted.requests) == 3
+
+
+def test_concurrency_is_bounded_and_answers_keep_request_order(proxy):
+    words = ["red", "blue", "green", "tea"]
+    # The first request to reach the proxy waits 1 s, the second 0.1 s: whichever of the
+    # first two arrives second completes first (arrival order is up to the scheduler).
+    proxy.script(["delay:1", "delay:0.1", "pass", "pass"])
+    order = []
+    made = backend(f"{proxy.url}/v1", max_concurrency=2)
+    answers = made.generate_batch([make_request(f"Say the word {word}.") for word in words],
+                                  on_answer=lambda i, _: order.append(i))
+    assert proxy.max_in_flight == 2
+    assert order != [0, 1, 2, 3] and sorted(order) == [0, 1, 2, 3]
+    served = {json.loads(sent)["messages"][-1]["content"]: parse_choice(json.loads(got), {}, False)
+              for sent, got in proxy.exchanges}
+    assert answers == [served[f"Say the word {word}."] for word in words]
+    assert [a.text for a in answers] == [f"echo: Say the word {word}." for word in words]
+
+
+def test_context_overflow_is_reported_and_not_retried():
+    with ScriptedServer(max_prompt_chars=1000) as server:
+        made = backend(server.base_url, max_retries=3)
+        short, long = made.generate_batch([make_request("hello"),
+                                           make_request("hello " * 5000)])
+        assert isinstance(short, Emission) and isinstance(long, ContextOverflow), long
+        assert "context exceeded (HTTP 400)" in str(long)
+        assert len(server.requests) == 2
+
+
+# -- slow: a real llama.cpp server ---------------------------------------------------------
+
+@pytest.fixture
+def real_proxy(llama_server):
+    with FaultProxy(llama_server.url) as proxy:
+        yield proxy
+
+
+@pytest.mark.slow
 def test_prompt_mode_returns_the_raw_emission(llama_server):
     made = backend(llama_server.base_url)
     (answer,) = made.generate_batch([make_request("Say hello.", tools=[WEATHER])])
@@ -153,7 +295,9 @@ def test_context_overflow_is_reported_as_such(llama_server):
 
 
 @pytest.mark.slow
-def test_every_fault_is_retried_until_the_real_answer(llama_server, proxy):
+def test_every_fault_is_retried_until_the_real_answer(real_proxy):
+    """The fault path end to end, once, against the real server."""
+    proxy = real_proxy
     faults = ["429:0", "500", "stall:4", "reset", "truncate", "short"]
     proxy.script(faults)
     made = backend(f"{proxy.url}/v1", timeout_s=2, max_retries=len(faults))
@@ -161,72 +305,3 @@ def test_every_fault_is_retried_until_the_real_answer(llama_server, proxy):
     assert (proxy.requests, proxy.forwarded) == (len(faults) + 1, 3)
     ((_, served),) = proxy.exchanges
     assert answer == parse_choice(json.loads(served), {}, structured=False)
-
-
-@pytest.mark.slow
-def test_retry_after_is_honoured(proxy):
-    proxy.script(["429:2"])
-    made = backend(f"{proxy.url}/v1", backoff_s=0.01)
-    start = time.monotonic()
-    (answer,) = made.generate_batch([make_request("Hi.")])
-    elapsed = time.monotonic() - start
-    assert isinstance(answer, Emission) and proxy.requests == 2
-    assert 2.0 <= elapsed < 6.0
-
-
-@pytest.mark.slow
-def test_exhausted_retries_are_an_error_that_is_never_stored(proxy, tmp_path):
-    proxy.script(["500", "429:0", "reset"])
-    stored = StoredBackend(backend(f"{proxy.url}/v1", max_retries=2),
-                           ResponseStore(tmp_path / "store"))
-    (answer,) = stored.generate_batch([make_request("Hi.")])
-    assert isinstance(answer, InfrastructureError) and not isinstance(answer, ContextOverflow)
-    assert "gave up after 3 attempts; last: connection error" in str(answer)
-    assert (len(stored.store), stored.errors, proxy.requests) == (0, 1, 3)
-    (answer,) = stored.generate_batch([make_request("Hi.")])
-    assert isinstance(answer, Emission) and len(stored.store) == 1
-
-
-@pytest.mark.slow
-def test_the_key_reaches_the_server_and_nothing_else(proxy, tmp_path, monkeypatch):
-    monkeypatch.setenv(KEY_ENV, SECRET)
-    path = tmp_path / "store"
-    made = backend(f"{proxy.url}/v1", api_key_env=KEY_ENV, max_concurrency=1)
-    stored = StoredBackend(made, ResponseStore(path))
-    proxy.script(["pass", "echo401"])
-    ok, refused = stored.generate_batch([make_request("Hi."), make_request("Hello.")])
-    assert isinstance(ok, Emission) and isinstance(refused, InfrastructureError)
-    assert proxy.authorization == [f"Bearer {SECRET}"] * 2
-    assert "HTTP 401" in str(refused) and "Bearer ***" in str(refused)
-    assert SECRET not in str(refused) and SECRET not in json.dumps(stored.identity())
-    stored.store.close()
-    assert not any(SECRET.encode() in p.read_bytes() for p in path.iterdir())
-
-
-@pytest.mark.slow
-def test_store_makes_the_second_identical_run_free(proxy, tmp_path):
-    requests = [make_request(f"Count to {n}.") for n in range(3)]
-    path = tmp_path / "store"
-    first = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
-    answers = first.generate_batch(requests)
-    assert proxy.requests == 3 and len(first.store) == 3
-    second = StoredBackend(backend(f"{proxy.url}/v1"), ResponseStore(path))
-    assert second.generate_batch(requests) == answers
-    assert (proxy.requests, second.hits, second.misses) == (3, 3, 0)
-
-
-@pytest.mark.slow
-def test_concurrency_is_bounded_and_answers_keep_request_order(proxy):
-    words = ["red", "blue", "green", "tea"]
-    # The first request to reach the proxy waits 4 s, the second 0.5 s: whichever of the
-    # first two arrives second completes first (arrival order is up to the scheduler).
-    proxy.script(["delay:4", "delay:0.5", "pass", "pass"])
-    order = []
-    made = backend(f"{proxy.url}/v1", max_concurrency=2)
-    answers = made.generate_batch([make_request(f"Say the word {word}.") for word in words],
-                                  on_answer=lambda i, _: order.append(i))
-    assert proxy.max_in_flight == 2
-    assert order != [0, 1, 2, 3] and sorted(order) == [0, 1, 2, 3]
-    served = {json.loads(sent)["messages"][-1]["content"]: parse_choice(json.loads(got), {}, False)
-              for sent, got in proxy.exchanges}
-    assert answers == [served[f"Say the word {word}."] for word in words]
