@@ -167,6 +167,7 @@ def test_real_case_gives_a_well_formed_trajectory(smollm2_dir, bfcl_release):
     assert backend.engine.stats.reused_tokens > 0
 
 
+@pytest.mark.slow
 def test_weight_major_linears_compute_the_same_layer(smollm2_dir):
     backend = _backend(smollm2_dir, max_new_tokens=4)
     plain = _backend(smollm2_dir, max_new_tokens=4, weight_major=False)
