@@ -1,4 +1,8 @@
-"""Shared fixtures: the pinned BFCL release (real data, verified) and its cases."""
+"""Shared fixtures: the pinned BFCL release (real data, verified) and its cases, the real
+servers and models (slow).
+
+A test that uses an expensive fixture (EXPENSIVE) must be marked `slow`: collection fails
+otherwise, so the fast tier (`-m "not slow"`) needs nothing but the pinned BFCL release."""
 
 from __future__ import annotations
 
@@ -15,6 +19,21 @@ ROOT = Path(__file__).resolve().parents[1]
 BFCL_REQUIREMENT = "bfcl-eval==2026.3.23"
 BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
+EXPENSIVE = ("llama_server", "llama_fc_server", "smollm2_gguf", "smollm2_dir", "chromium",
+             "tiny_build")
+"""Fixtures that build a server, fetch or convert a model, start a browser or run the real
+workflow: a test using one (directly or through another fixture) needs the `slow` marker."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail collection (before `-m` deselects anything) when a test is mismarked."""
+    unmarked = [f"{item.nodeid} (uses {', '.join(sorted(used))})" for item in items
+                if (used := set(EXPENSIVE) & set(getattr(item, "fixturenames", ())))
+                and item.get_closest_marker("slow") is None]
+    if unmarked:
+        raise pytest.UsageError("tests using an expensive fixture must be marked "
+                                "@pytest.mark.slow:\n  " + "\n  ".join(unmarked))
 
 
 @pytest.fixture(scope="session")
