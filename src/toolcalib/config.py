@@ -25,6 +25,10 @@ class ModelSpec(Record):
     """Conversations in flight at once (their steps reach the backend as one batch)."""
     limit: int | dict[str, int] | None = None
     """Cases per category for this model (overrides the run's `limit`)."""
+    max_failed_share: float = Field(default=0.0, ge=0, le=1)
+    """Share of a generate job's cases whose requests may finally fail (after the backend's
+    retries) and still let the job succeed, those cases excluded (outcome `error`); above it
+    the job writes nothing and fails, so a rerun asks the failed requests again. 0: none."""
 
 
 def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:
