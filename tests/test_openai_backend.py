@@ -130,19 +130,7 @@ def test_retry_after_reads_seconds_and_http_dates():
     assert header(None) is None and header("soon") is None
 
 
-# -- fast: a scripted server (no model) behind the fault proxy --------------------------------
-
-@pytest.fixture
-def scripted():
-    with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
-def proxy(scripted):
-    with FaultProxy(scripted.url) as proxy:
-        yield proxy
-
+# -- fast: a scripted server (no model) behind the fault proxy (conftest: scripted, proxy) --
 
 def test_every_fault_is_retried_until_the_answer(scripted, proxy):
     faults = ["429:0", "500", "503", "stall:1", "reset", "truncate", "short"]

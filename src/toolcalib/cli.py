@@ -116,11 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _reported(exc: Exception) -> bool:
-    """Bad input or a failed fetch: one line on stderr, exit status 2. (`FetchError` is
+    """Bad input or a failed fetch: one line on stderr, exit status 2; an error that carries
+    its own `exit_status` (failed requests: 1) is reported the same way. (`FetchError` is
     looked up only if the fetch module ran: the other stages start without it.)"""
     fetch = sys.modules.get("toolcalib.fetch")
     return isinstance(exc, InputError | KeyError | FileNotFoundError | ValueError) or (
-        fetch is not None and isinstance(exc, fetch.FetchError))
+        fetch is not None and isinstance(exc, fetch.FetchError)) or hasattr(exc, "exit_status")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_status", 2)
     return 0
 
 

@@ -2,9 +2,18 @@
 
 Cacheable backends go through the response store: a rerun after completion makes zero model
 calls, and a run killed midway loses no answered request.
+
+Requests that finally failed (after the backend's retries) fail the job: every answer it got is
+in the store, the output is not written (a stale one is removed), and `RequestsFailed` says how
+many cases failed, the last error, and that a rerun asks only what the store lacks. A model's
+`max_failed_share` lets up to that share of the cases pass as excluded (outcome `error`).
+Context overflow is never a failure (an excluded outcome, not retryable), nor is a
+non-cacheable backend's error (a replay's recorded error: a rerun would answer the same).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from toolcalib.backends import make_backend
 from toolcalib.benchmarks import get_benchmark
@@ -12,10 +21,19 @@ from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.progress import Progress
-from toolcalib.records import Case
+from toolcalib.records import Case, Trajectory
 from toolcalib.stages import log
 from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant
+
+FAILED = "{failed} of {total} cases of {label} failed"
+"""How a failed job's message starts (`toolcalib status` reads it from the job's log)."""
+
+
+class RequestsFailed(RuntimeError):
+    """Requests of a job finally failed: nothing was written (the CLI exits with status 1)."""
+
+    exit_status = 1
 
 
 def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
@@ -36,7 +54,6 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
                                   lambda c: bench.environment(source, c),
                                   batch_size=spec.batch_size,
                                   on_done=lambda _: progress.advance()))
-    write_jsonl(out, trajectories)
     if isinstance(backend, StoredBackend):
         log(f"{label}: {backend.misses} model calls, {backend.hits} answers from the store, "
             f"{backend.errors} failed requests (not stored)")
@@ -45,7 +62,33 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     inner = backend.inner if isinstance(backend, StoredBackend) else backend
     if hasattr(inner, "work_summary"):
         log(f"{label}: {inner.work_summary()}")
+    failed = [t for t in trajectories if t.outcome == "error"] if backend.cacheable else []
+    if len(failed) > spec.max_failed_share * len(trajectories):
+        Path(out).unlink(missing_ok=True)
+        answered = (backend.misses - backend.errors, backend.hits) \
+            if isinstance(backend, StoredBackend) else (0, 0)
+        raise RequestsFailed(failure_message(label, trajectories, failed, store, out, answered))
+    write_jsonl(out, trajectories)
+    if failed:
+        log(f"{label}: {FAILED.format(failed=len(failed), total=len(trajectories), label=label)}"
+            f" (last error: {failed[-1].error}); kept as excluded cases (outcome `error`): "
+            f"within the model's max_failed_share {spec.max_failed_share:g}")
     log(f"{label}: {len(trajectories)} trajectories -> {out}")
+
+
+def failure_message(label: str, trajectories: list[Trajectory], failed: list[Trajectory],
+                    store: str | None, out: str, answered: tuple[int, int]) -> str:
+    """One paragraph: what failed, the last error, what was kept (`answered`: requests
+    answered now, and from the store), what a rerun does."""
+    return (f"{FAILED.format(failed=len(failed), total=len(trajectories), label=label)}: their "
+            f"requests got no answer after the backend's retries (last error: "
+            f"{failed[-1].error}). Every answer received is kept in the response store "
+            f"({store}: {answered[0]} answered now, {answered[1]} from earlier runs); no "
+            f"trajectories were written ({out}), so the job counts as failed and "
+            f"Snakemake runs it again. Rerunning the same command asks only the failed requests "
+            f"(and the steps after them in those conversations): the rest come from the store. "
+            f"To let some failed cases pass as excluded (outcome `error`, never scored), set "
+            f"`max_failed_share` (a share of the job's cases) in the model's config entry.")
 
 
 def select(all_cases: list[Case], path: str, limit: int | None,
