@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from toolcalib.jsonio import sha256_file
 from toolcalib.manifest import machine
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES
+from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Trajectory
 from toolcalib.trajdigest import dvc_cached, explain_trajectory
@@ -557,8 +558,9 @@ def load_run(root: str | Path) -> Run:
     manifest_path = root / MANIFEST
     return Run(
         root=root,
+        # typed: a rate column with no value (every cell n = 0) is a float column, not text
         triples=pl.read_csv(triples_path, infer_schema_length=None,
-                            schema_overrides=dict.fromkeys(KEYS, pl.String)),
+                            schema_overrides=TRIPLE_SCHEMA),
         per_case=pl.read_parquet(per_case_path),
         manifest=(json.loads(manifest_path.read_text(encoding="utf-8"))
                   if manifest_path.is_file() else {}),

@@ -14,6 +14,10 @@ LEVELS = ("gold_turn", "all_turns")
 """`gold_turn`: each case's gold-turn gold vs that turn's class; `all_turns`: every turn."""
 EMITTED = (*ACTION_CLASSES, NO_CLASS)
 COLUMNS = [*KEYS, "level", "gold", "emitted"]
+CONFUSION_SCHEMA: dict[str, pl.DataType] = {
+    **{name: pl.String() for name in COLUMNS}, "count": pl.Int64()
+}
+"""The columns of the confusion table, in order, typed (it is empty when no case is scored)."""
 
 
 def confusion(actions: Rows, cases: pl.DataFrame) -> pl.DataFrame:
@@ -55,4 +59,5 @@ def confusion(actions: Rows, cases: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.col("count").fill_null(0))
         .sort([*KEYS, *(pl.col(name).cast(dtype) for name, dtype in order.items())])
         .select(*COLUMNS, "count")
+        .cast(CONFUSION_SCHEMA)
     )

@@ -75,3 +75,19 @@ def gold_table(cases: Cases) -> pl.DataFrame:
 def read_table(path: str | Path, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """A JSON-lines table written by `evaluate` (`rows.jsonl_bytes`), typed by `schema`."""
     return pl.read_ndjson(path, schema=schema)
+
+
+def read_csv_table(path: str | Path, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A CSV table written by aggregation, typed by `schema` (its columns, in order): a header
+    with no rows, or a column with no value, keeps its type instead of becoming text."""
+    frame = pl.read_csv(path, schema_overrides=schema)
+    if frame.columns != list(schema):
+        raise ValueError(f"{path}: columns {frame.columns}, expected {list(schema)}")
+    return frame
+
+
+def concat(frames: Sequence[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """The frames one after another, typed by `schema`; none at all: an empty table."""
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(frames, how="vertical").cast(schema)

@@ -24,13 +24,14 @@ the decision turn is that turn's gold. TER: some turn is a tool call; TER@gold t
 turn is. Acc: the benchmark's own verdict (a step-cap ending is a failure).
 Acc>GAR: cases passed without emitting the gold class (grader masking); GAR>Acc: cases that
 emitted the gold class and failed. Excluded: infrastructure outcomes (error, context overflow),
-counted here and left out of every denominator.
+counted here and left out of every denominator; a cell whose cases are all excluded has
+n = 0 and no rates ("–").
 """
 
 
 def _rate(row: dict[str, Any], rate: str) -> str:
-    if row[rate] is None:
-        return "–"
+    if row[rate] is None:  # n = 0: no rate, no interval
+        return f"– (n = {row['n']})"
     low, high = row[f"{rate}_lo"], row[f"{rate}_hi"]
     k, n = row[f"{rate}_k"], row["n"]
     return f"{100 * row[rate]:.1f}% ({k}/{n}) [{100 * low:.1f}, {100 * high:.1f}]"

@@ -52,6 +52,21 @@ case ids), `b10` a-hit -> b-miss (`flips_lost`); `delta` = rate_b - rate_a; rate
 without pairs."""
 
 
+SHIFT_RENAMES = {
+    "rate_a": "rate_baseline",
+    "rate_b": "rate_variant",
+    "n_unpaired_a": "n_unpaired_baseline",
+    "n_unpaired_b": "n_unpaired_variant",
+}
+SHIFT_SCHEMA: dict[str, pl.DataType] = {
+    "model": pl.String(),
+    "variant": pl.String(),
+    **{SHIFT_RENAMES.get(name, name): dtype for name, dtype in PAIRED_SCHEMA.items()},
+}
+"""Columns of `shift_table` (of `shift.csv`): a variant with no paired case has n_pairs 0 and
+null rates; no variant at all, no row."""
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value: min(1, 2 P(X <= min(b, c))), X ~ Bin(b + c, 1/2)."""
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (b, c)):
@@ -174,12 +189,6 @@ def shift_table(
     category) and metric: rate_baseline, rate_variant, delta (variant - baseline), b01 / b10
     (flips gained / lost by the variant), exact McNemar p_value and the flipped case ids.
     """
-    renames = {
-        "rate_a": "rate_baseline",
-        "rate_b": "rate_variant",
-        "n_unpaired_a": "n_unpaired_baseline",
-        "n_unpaired_b": "n_unpaired_variant",
-    }
     groups = (
         per_case.filter(pl.col("variant") != baseline)
         .select("model", "variant")
@@ -196,19 +205,16 @@ def shift_table(
                 metric=metric,
             )
             frames.append(
-                result.table.rename(renames).select(
+                result.table.rename(SHIFT_RENAMES).select(
                     pl.lit(model).alias("model"), pl.lit(variant).alias("variant"), pl.all()
                 )
             )
-    columns = ["model", "variant", *(renames.get(c, c) for c in PAIRED_SCHEMA)]
     if not frames:
-        schema = {"model": pl.String(), "variant": pl.String()}
-        schema |= {renames.get(c, c): t for c, t in PAIRED_SCHEMA.items()}
-        return pl.DataFrame(schema=schema)
+        return pl.DataFrame(schema=SHIFT_SCHEMA)
     return (
         pl.concat(frames)
         .sort("model", "variant", "benchmark", "category", _metric_order(metrics))
-        .select(columns)
+        .select(list(SHIFT_SCHEMA))
     )
 
 

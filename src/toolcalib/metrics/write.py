@@ -11,9 +11,10 @@ import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes, write_json
 from toolcalib.metrics.confusion import confusion
-from toolcalib.metrics.inputs import Rows, action_table
+from toolcalib.metrics.inputs import Rows, action_table, concat
 from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.paired import shift_table
+from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.rows import CASE_KEYS, DIGITS, KEYS, TRIPLE_COLUMNS, csv_bytes, triple_rows
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 
@@ -49,11 +50,12 @@ def write_outputs(
     """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths.
 
     `case_tables`: per-case tables of runs (each written by its `evaluate` job), each case in
-    one of them. `triples.csv` has the bytes of a run's own triples (`csv_bytes`).
+    one of them; a run, or all of them, may have no case (a category empty after `limit`).
+    `triples.csv` has the bytes of a run's own triples (`csv_bytes`).
     """
     out = Path(out_dir)
     actions = action_table(actions)
-    case_table = pl.concat(case_tables, how="vertical").sort(CASE_KEYS)
+    case_table = concat(case_tables, CASE_SCHEMA).sort(CASE_KEYS)
     rows = triple_rows(case_table.iter_rows(named=True))
     triple_table = pl.DataFrame(rows, schema=TRIPLE_SCHEMA)
     atomic_write_bytes(out / "triples.csv", csv_bytes(rows, TRIPLE_COLUMNS))

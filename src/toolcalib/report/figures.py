@@ -92,10 +92,13 @@ def heatmaps(confusion: pl.DataFrame) -> list[Plot]:
     return plots
 
 
-def gar_acc(triples: pl.DataFrame) -> Plot:
-    """GAR vs Acc, one point per (model, category) with Wilson intervals, a panel per variant."""
+def gar_acc(triples: pl.DataFrame) -> Plot | None:
+    """GAR vs Acc, one point per (model, category) with Wilson intervals, a panel per variant
+    that has a scored case; None when no cell has one (n = 0 cells have no point)."""
     rows = triples.filter(pl.col("gar").is_not_null() & pl.col("acc").is_not_null())
-    variants = sorted(rows["variant"].unique().to_list()) or ["(no scored cases)"]
+    if rows.height == 0:
+        return None
+    variants = sorted(rows["variant"].unique().to_list())
     models = sorted(rows["model"].unique().to_list())
     benchmarks = rows["benchmark"].n_unique()
     labels = sorted({_label(r, benchmarks) for r in rows.iter_rows(named=True)})
@@ -141,9 +144,11 @@ def _metric_order(metrics: list[str]) -> list[str]:
 
 
 def shifts(shift: pl.DataFrame) -> list[Plot]:
-    """Per (model, variant), bars of delta per category, grouped by metric (p < 0.05 starred)."""
+    """Per (model, variant), bars of delta per category, grouped by metric (p < 0.05 starred);
+    a (model, variant) with no paired case anywhere (every delta null) has no plot."""
     plots = []
-    pairs = shift.select("model", "variant").unique().sort("model", "variant")
+    pairs = (shift.group_by("model", "variant").agg(pl.col("delta").is_not_null().any())
+             .filter("delta").select("model", "variant").sort("model", "variant"))
     for index, (model, variant) in enumerate(pairs.iter_rows()):
         frame = shift.filter((pl.col("model") == model) & (pl.col("variant") == variant))
         benchmarks = frame["benchmark"].n_unique()

@@ -66,8 +66,9 @@ def _percent(value: float) -> str:
 
 
 def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
-    if row[rate] is None:
-        return f'<td class="num" id="{cell_id(slug, rate)}">–</td>'
+    if row[rate] is None:  # n = 0: no rate, no interval
+        return (f'<td class="num" id="{cell_id(slug, rate)}">–<br><small>'
+                f"{_link(audit_id(slug, 'n'), 'n = ' + str(row['n']))}</small></td>")
     own = audit_id(slug, rate)
     interval = f"[{_percent(row[f'{rate}_lo'])}, {_percent(row[f'{rate}_hi'])}]"
     return (
@@ -153,6 +154,11 @@ def frame_table(frame: pl.DataFrame) -> str:
     head = "<tr>" + "".join(f"<th>{escape(c)}</th>" for c in frame.columns) + "</tr>"
     rows = ["<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in frame.iter_rows()]
     return "\n".join(['<div class="wide"><table>', head, *rows, "</table></div>"])
+
+
+def note(text: str) -> str:
+    """A short grey paragraph: what a section does not show, and why."""
+    return f'<p class="empty">{escape(text)}</p>'
 
 
 def figures(plots: list[Plot], grid: bool = False) -> str:

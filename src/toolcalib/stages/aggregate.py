@@ -2,9 +2,7 @@
 
 from collections.abc import Sequence
 
-import polars as pl
-
-from toolcalib.metrics.inputs import ACTION_SCHEMA, read_table
+from toolcalib.metrics.inputs import ACTION_SCHEMA, concat, read_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.write import write_outputs
 from toolcalib.stages import log
@@ -13,6 +11,6 @@ from toolcalib.stages import log
 def run(actions: Sequence[str], runs: Sequence[str], out_dir: str) -> None:
     """`actions`: the action tables; `runs`: each run's per-case table (both written by
     `evaluate`, JSON lines)."""
-    action_frame = pl.concat([read_table(p, ACTION_SCHEMA) for p in actions], how="vertical")
+    action_frame = concat([read_table(p, ACTION_SCHEMA) for p in actions], ACTION_SCHEMA)
     write_outputs(out_dir, action_frame, [read_table(p, CASE_SCHEMA) for p in runs])
     log(f"aggregated {len(actions)} action tables and {len(runs)} runs -> {out_dir}")

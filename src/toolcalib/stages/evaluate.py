@@ -90,9 +90,11 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
             run_actions += done.actions
             run_scores += category_scores
             run_cases += done.cases
+            scored = sum(1 for s in done.scores if s.scored)
             passed = sum(1 for s in done.scores if s.passed)
             log(f"{files.trajectories}: {len(done.actions)} action rows (profile '{profile}'),"
-                f" {len(done.scores)} scored ({passed} passed) -> {actions_out}, {scores_out}")
+                f" {len(done.scores)} cases, {scored} scored ({passed} passed) -> {actions_out},"
+                f" {scores_out}")
         rows = case_rows(run_actions, run_scores, gold_rows(run_cases))
         write(per_case, jsonl_bytes(rows, CASE_COLUMNS))
         write(triples, csv_bytes(triple_rows(rows), TRIPLE_COLUMNS))

@@ -6,18 +6,23 @@ from pathlib import Path
 
 import polars as pl
 
+from toolcalib.metrics.confusion import CONFUSION_SCHEMA
+from toolcalib.metrics.inputs import read_csv_table
+from toolcalib.metrics.paired import SHIFT_SCHEMA
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import build_report
 from toolcalib.stages import log
 
 
 def run(metrics_dir: str, out_dir: str, validation: str | None = None) -> None:
+    """Every table is read with its schema: one with no row (no scored case anywhere, no
+    variant) or with a column of nulls only (no cell with n > 0) keeps its types."""
     metrics = Path(metrics_dir)
-    triples = pl.read_csv(metrics / "triples.csv", schema_overrides=TRIPLE_SCHEMA)
-    confusion = pl.read_csv(metrics / "confusion.csv")
+    triples = read_csv_table(metrics / "triples.csv", TRIPLE_SCHEMA)
+    confusion = read_csv_table(metrics / "confusion.csv", CONFUSION_SCHEMA)
     per_case = pl.read_parquet(metrics / "per_case.parquet")
-    shift = pl.read_csv(metrics / "shift.csv", infer_schema_length=None)
-    checks = pl.read_csv(validation) if validation else None
+    shift = read_csv_table(metrics / "shift.csv", SHIFT_SCHEMA)
+    checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
     path = build_report(triples, confusion, per_case, shift=shift if shift.height else None,
                         validation=checks, out_dir=out_dir)
     log(f"report of {triples.height} triples -> {path}")
