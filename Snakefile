@@ -2,6 +2,8 @@
 # The Snakefile is the one DAG; dvc.yaml is generated from it (`toolcalib dvc-sync`).
 from snakemake.utils import min_version, validate
 
+from toolcalib.status import print_summary
+
 min_version("9.0")
 
 
@@ -25,3 +27,12 @@ rule all:
     input:
         final_targets(),
     default_target: True
+
+
+# The run summary (`toolcalib status`) when Snakemake ends: scored, excluded and failed cases.
+onsuccess:
+    print_summary(runs(), log)
+
+
+onerror:
+    print_summary(runs(), log)

@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("reproduce", add_help=False,
                    help="build the committed HEAD from scratch in a clean clone and compare "
                         "every output hash with dvc.lock")
+    sub.add_parser("status", add_help=False,
+                   help="per model and benchmark: cases scored, excluded by reason, failed "
+                        "generate jobs and their logs (also printed at the end of snakemake)")
     sub.add_parser("dvc-sync", add_help=False,
                    help="regenerate dvc.yaml from the Snakemake DAG (--check: fail if stale)")
     return parser
@@ -134,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         from toolcalib.audit import main_audit
 
         return main_audit(argv[1:])
+    if argv[:1] == ["status"]:
+        from toolcalib.status import main_status
+
+        return main_status(argv[1:])
     if argv[:1] == ["reproduce"]:
         from toolcalib.reproduce import main_reproduce
 
