@@ -1,5 +1,5 @@
 """Shared fixtures: the pinned BFCL release (real data, verified) and its cases, the real
-servers and models (slow).
+servers and models (slow), and the tiny config's workflow build (slow; built once per run).
 
 A test that uses an expensive fixture (EXPENSIVE) must be marked `slow`: collection fails
 otherwise, so the fast tier (`-m "not slow"`) needs nothing but the pinned BFCL release."""
@@ -108,3 +108,21 @@ def smollm2_dir(request: pytest.FixtureRequest) -> Path:
     from .models import converted_model
 
     return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"))
+
+
+@pytest.fixture(scope="session")
+def tiny_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real workflow and code in a fresh git repository, nothing run (for dry runs; do
+    not build in it)."""
+    from tests.workflow_build import tiny_project
+
+    return tiny_project(tmp_path_factory.mktemp("tiny-project"))
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory, bfcl_wheel: Path) -> Path:
+    """The tiny config run by Snakemake and recorded by DVC, once per pytest run; shared, so
+    read it only (`tests.workflow_build.clone` it to change anything)."""
+    from tests.workflow_build import build_tiny, tiny_project
+
+    return build_tiny(tiny_project(tmp_path_factory.mktemp("tiny-build")), bfcl_wheel)

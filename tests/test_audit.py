@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.workflow_build import clone
 from toolcalib.audit import (
     COUNT_CASES,
     KEYS,
@@ -33,11 +32,6 @@ from toolcalib.audit import (
 from toolcalib.metrics.rows import COUNTS, DIGITS, RATES
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
-
-ROOT = Path(__file__).resolve().parents[1]
-TINY = "tests/data/tiny.yaml"
-BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
-
 
 # -- fast: the pieces ----------------------------------------------------------------------
 
@@ -115,36 +109,11 @@ def test_missing_run_says_what_to_run(tmp_path: Path, capsys: pytest.CaptureFixt
 
 # -- slow: a real tiny run, recorded by DVC ------------------------------------------------
 
-def sh(*args: str, cwd: Path) -> None:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory, bfcl_wheel: Path) -> Path:
-    """The tiny config run by Snakemake in a fresh git repo, then `dvc commit`ted."""
-    root = tmp_path_factory.mktemp("audited")
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("Snakefile", "workflow", "config", "src"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=ignore)
-        else:
-            shutil.copy2(source, root / name)
-    shutil.copytree(ROOT / "tests" / "data", root / "tests" / "data", ignore=ignore)
-    (root / ".gitignore").write_text(".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n")
-    sh("git", "init", "-q", cwd=root)
-    sh("git", "add", "-A", cwd=root)
-    sh("git", "commit", "-qm", "tiny project", cwd=root)
-    # the verified release, newer than the code (so Snakemake need not download it again)
-    (root / "results" / "raw" / "bfcl").mkdir(parents=True)
-    shutil.copy(bfcl_wheel, root / "results" / "raw" / "bfcl" / BFCL_FILE)
-    sh("snakemake", "--cores", "2", "--configfile", TINY, "--quiet", cwd=root)
-    sh("toolcalib", "dvc-sync", "--configfile", TINY, cwd=root)
-    sh("dvc", "init", "-q", cwd=root)
-    sh("dvc", "config", "core.analytics", "false", cwd=root)
-    sh("dvc", "commit", "-f", "-q", cwd=root)
-    return root
+@pytest.fixture
+def run(tiny_build: Path) -> Path:
+    """The tiny config run by Snakemake in a fresh git repo, then `dvc commit`ted (the build
+    shared by the whole run, tests/workflow_build.py: read only)."""
+    return tiny_build
 
 
 def cells(root: Path) -> list[dict]:
@@ -260,7 +229,8 @@ def test_unknown_cell_metric_or_case_lists_what_exists(
 
 @pytest.mark.slow
 def test_tampered_or_missing_artifacts_fail_the_audit(
-        run: Path, capsys: pytest.CaptureFixture) -> None:
+        tiny_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = clone(tiny_build, tmp_path / "audited")  # tampered with below: a private copy
     cell = ["policy-oracle", "sri", "bfcl", "multi_turn_base"]
     trajectories = run / "results/trajectories/policy-oracle/sri/bfcl/multi_turn_base.jsonl"
     original = trajectories.read_bytes()

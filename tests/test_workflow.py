@@ -1,9 +1,9 @@
-"""End to end: the real Snakefile on a tiny config in a temporary git repo, then `dvc repro`
-of the generated dvc.yaml from clean, which must reproduce the same bytes."""
+"""End to end: the real Snakefile on a tiny config in a temporary git repo (the build shared by
+the run, tests/workflow_build.py), then `dvc repro` of the generated dvc.yaml from clean, which
+must reproduce the same bytes; dry runs of the real DAG under config overlays."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -12,48 +12,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.workflow_build import TINY, artifacts, clone, sh
 from toolcalib.dvcsync import DvcYamlStale, sync
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = "tests/data/tiny.yaml"
-pytestmark = pytest.mark.slow
 
 
-def sh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done
-
-
-def artifacts(root: Path) -> dict[str, str]:
-    """sha256 of every pipeline artifact (logs excluded: they hold timings)."""
-    return {
-        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted((root / "results").rglob("*"))
-        if path.is_file() and "logs" not in path.parts and path.name != ".gitignore"
-    }
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("Snakefile", "workflow", "config", "src"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=ignore)
-        else:
-            shutil.copy2(source, root / name)
-    shutil.copytree(ROOT / "tests" / "data", root / "tests" / "data")
-    (root / ".gitignore").write_text(".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n")
-    sh("git", "init", "-q", cwd=root)
-    sh("git", "add", "-A", cwd=root)
-    sh("git", "commit", "-qm", "tiny project", cwd=root)
-    return root
-
-
-def test_snakemake_run_then_dvc_repro_give_identical_bytes(project: Path) -> None:
-    sh("snakemake", "--cores", "2", "--configfile", TINY, "--quiet", cwd=project)
+@pytest.mark.slow
+def test_snakemake_run_then_dvc_repro_give_identical_bytes(tiny_build: Path,
+                                                          tmp_path: Path) -> None:
+    project = clone(tiny_build, tmp_path / "project")  # Snakemake has run the tiny config
     first = artifacts(project)
     assert "results/metrics/triples.csv" in first and len(first) > 20
 
@@ -79,7 +47,11 @@ def test_snakemake_run_then_dvc_repro_give_identical_bytes(project: Path) -> Non
     dry = sh("snakemake", "--cores", "2", "--configfile", TINY, "-n", cwd=project)
     assert "Nothing to be done" in dry.stdout + dry.stderr
 
-    # dvc.yaml generated from the same DAG, then reproduced from clean by DVC.
+    # dvc.yaml generated from the same DAG, then reproduced from clean by DVC: without the
+    # shared build's DVC state (its cache would restore outputs instead of running the stages).
+    shutil.rmtree(project / ".dvc")
+    (project / ".dvcignore").unlink()
+    (project / "dvc.lock").unlink()
     sh("toolcalib", "dvc-sync", "--configfile", TINY, cwd=project)
     sh("dvc", "init", "-q", cwd=project)
     sh("dvc", "config", "core.analytics", "false", cwd=project)
@@ -96,7 +68,8 @@ def test_snakemake_run_then_dvc_repro_give_identical_bytes(project: Path) -> Non
     assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
-def test_config_overrides_and_validation(project: Path) -> None:
+def test_config_overrides_and_validation(tiny_project: Path) -> None:
+    project = tiny_project
     dry = sh("snakemake", "--cores", "1", "--configfile", TINY, "--config", "limit=1", "-n",
              "-p", "--forceall", cwd=project)
     assert "--limit 1 " in dry.stdout
@@ -113,8 +86,8 @@ def dry_run(project: Path, overlay: Path, models: str, flag: str,
               "--forceall", cwd=project)
 
 
-def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None:
-    dry = dry_run(project, tmp_path / "variants.yaml",
+def test_a_model_may_run_its_own_variants(tiny_project: Path, tmp_path: Path) -> None:
+    dry = dry_run(tiny_project, tmp_path / "variants.yaml",
                   "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n"
                   "  - {name: policy-never_call, backend: policy,\n"
                   "     options: {policy: never_call}, variants: [baseline]}\n", "-p")
@@ -127,9 +100,9 @@ def test_a_model_may_run_its_own_variants(project: Path, tmp_path: Path) -> None
     assert generate and not any('"variants"' in line for line in generate)
 
 
-def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(project: Path,
+def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(tiny_project: Path,
                                                                     tmp_path: Path) -> None:
-    dry = dry_run(project, tmp_path / "api.yaml",
+    dry = dry_run(tiny_project, tmp_path / "api.yaml",
                   "  - {name: api, backend: openai, options: {base_url: 'http://127.0.0.1:9/v1',"
                   " model: m, api_key_env: NO_KEY}}\n"
                   "  - {name: policy-oracle, backend: policy, options: {policy: oracle}}\n",
@@ -150,7 +123,9 @@ def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(project: Pa
     assert api["baseline", "irrelevance"] > api["baseline", "multi_turn_miss_param"]
 
 
-def test_a_model_may_pin_its_cases(project: Path, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_model_may_pin_its_cases(tiny_build: Path, tmp_path: Path) -> None:
+    project = clone(tiny_build, tmp_path / "project")  # jobs run here: a private copy
     overlay = tmp_path / "pinned.yaml"
     overlay.write_text("models:\n"
                        "  - {name: policy-oracle, backend: policy, options: {policy: oracle},\n"
@@ -188,8 +163,9 @@ judge: {model: smollm2-135m, options: {max_new_tokens: 4}}
 """
 
 
-def test_a_configured_judge_joins_the_classifier_validation(project: Path,
+def test_a_configured_judge_joins_the_classifier_validation(tiny_project: Path,
                                                             tmp_path: Path) -> None:
+    project = tiny_project
     overlay = tmp_path / "judge.yaml"
     overlay.write_text(JUDGE_OVERLAY)
     dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "-n", "-p",
