@@ -3,17 +3,21 @@ server that refuses connections, one that answers 401, one that times out (the s
 server of tests/scripted_server.py behind tests/faultproxy.py: fast). Each asserts the job's
 message, that the output was not written, that the answers received are in the store and that
 rerunning the same command asks only the failed requests. Also: context overflow never fails a
-job; `max_failed_share` lets a bounded share pass as excluded cases."""
+job; `max_failed_share` lets a bounded share pass as excluded cases. End to end (slow):
+Snakemake on a tiny overlay whose openai model points at a closed port, then at a server."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.scripted_server import ScriptedServer
 from tests.servers import free_port
+from tests.workflow_build import BFCL_FILE, TINY, tiny_project
 from toolcalib.benchmarks.bfcl import load_cases
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
@@ -171,3 +175,71 @@ def test_max_failed_share_lets_a_bounded_share_pass_as_excluded(
     assert job.outcomes() == ["completed", "error"]
     assert (f"1 of 2 cases of {label(job)} failed (last error: " in err
             and "within the model's max_failed_share 0.5" in err)
+
+
+OVERLAY = """limit: 2
+variants: [baseline]
+benchmarks:
+  bfcl:
+    package: bfcl-eval
+    version: "2026.3.23"
+    file: bfcl_eval-2026.3.23-py3-none-any.whl
+    sha256: 3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a
+    categories: [irrelevance]
+models:
+  - {{name: policy-oracle, backend: policy, options: {{policy: oracle}}}}
+  - name: api
+    backend: openai
+    options: {{base_url: "http://127.0.0.1:{port}/v1", model: m, tools_mode: prompt,
+              max_retries: 1, backoff_s: 0.01}}
+"""
+
+
+def snakemake(project: Path, overlay: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["snakemake", "--cores", "2", "--configfile", TINY, str(overlay),
+                           *extra], cwd=project, capture_output=True, text=True)
+
+
+def status(project: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["toolcalib", "status"], cwd=project, capture_output=True, text=True)
+
+
+@pytest.mark.slow
+def test_snakemake_fails_on_a_closed_port_then_reruns_only_that_job(tmp_path, bfcl_wheel):
+    project = tiny_project(tmp_path / "project")
+    (project / "results/raw/bfcl").mkdir(parents=True)
+    shutil.copy(bfcl_wheel, project / "results/raw/bfcl" / BFCL_FILE)
+    port = free_port()
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(OVERLAY.format(port=port))
+    results = project / "results"
+    failed_log = results / "logs/generate/api/baseline/bfcl/irrelevance.log"
+
+    first = snakemake(project, overlay, "--keep-going")
+    output = first.stdout + first.stderr
+    assert first.returncode != 0
+    assert "2 of 2 cases of api/baseline/bfcl/irrelevance failed" in failed_log.read_text()
+    assert "Rerunning the same command asks only the failed requests" in failed_log.read_text()
+    assert not (results / "trajectories/api/baseline/bfcl/irrelevance.jsonl").exists()
+    policy = results / "trajectories/policy-oracle/baseline/bfcl/irrelevance.jsonl"
+    assert (results / "runs/policy-oracle/baseline/bfcl/per_case.jsonl").is_file()
+    assert not (results / "metrics/triples.csv").exists()
+    # the summary at the end: the failed job, its last error and its log
+    assert "  api/baseline/bfcl/irrelevance: 2 of 2 cases failed; last error: " in output
+    assert "Connection refused" in output
+    assert "    log: results/logs/generate/api/baseline/bfcl/irrelevance.log" in output
+    listed = status(project)
+    assert listed.returncode == 1 and "api/baseline/bfcl/irrelevance: 2 of 2" in listed.stdout
+
+    policy_written = policy.stat().st_mtime_ns
+    with ScriptedServer(port=port) as server:  # the server is up now
+        second = snakemake(project, overlay)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert len(server.requests) == 2
+    output = second.stdout + second.stderr
+    assert output.count("(Rule: generate)") == 1 and policy.stat().st_mtime_ns == policy_written
+    assert "2 model calls, 0 answers from the store" in failed_log.read_text()
+    assert (results / "metrics/triples.csv").is_file()
+    assert [line.split()[:5] for line in output.splitlines() if line.startswith("api ")] == [
+        ["api", "bfcl", "1/1", "2", "2"]]
+    assert status(project).returncode == 0
