@@ -10,7 +10,7 @@ from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
 from toolcalib.records import Trajectory
 from toolcalib.stages.generate import failure_message
-from toolcalib.status import collect, read_outcomes, render
+from toolcalib.status import collect, print_summary, read_outcomes, render
 
 TRICKY = {"backend": "openai", "model": 'm","outcome":"error', "base_url": "http://h/v1"}
 """An identity whose value spells a top-level outcome (escaped in the line: never read)."""
@@ -101,3 +101,14 @@ def test_the_command_lists_what_is_on_disk_and_fails_while_jobs_failed(tmp_path,
     assert main(["status", "--results", str(results)]) == 0
     assert main(["status", "--results", str(tmp_path / "none")]) == 0
     assert "no generate job has left a file" in capsys.readouterr().out
+
+
+def test_the_snakemake_hook_never_raises(tmp_path, capsys, monkeypatch):
+    results = results_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    print_summary([("policy-oracle", "baseline", "bfcl", "irrelevance")], ["/elsewhere/x.log"])
+    err = capsys.readouterr().err
+    assert "policy-oracle  bfcl       1/1" in err and "Snakemake's log: /elsewhere/x.log" in err
+    (results / "trajectories/policy-oracle/baseline/bfcl/irrelevance.jsonl").write_text("{x\n")
+    print_summary()
+    assert capsys.readouterr().err.startswith("[toolcalib] status: no summary (JSONDecodeError")

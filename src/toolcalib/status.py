@@ -229,8 +229,13 @@ def print_summary(expected: Iterable[Job] | None = None,
                   snakemake_log: str | Iterable[str] | None = None,
                   results: str = "results") -> None:
     """The summary on stderr, as Snakemake's own messages (the Snakefile's hooks call this with
-    the jobs the workflow expects and Snakemake's log files)."""
-    print(summary(results, expected, snakemake_log), file=sys.stderr, flush=True)
+    the jobs the workflow expects and Snakemake's log files). Never raises: a summary that
+    fails says why in one line instead of changing how Snakemake ends."""
+    try:
+        text = summary(results, expected, snakemake_log)
+    except Exception as exc:  # a hook must not turn a finished run into a crash
+        text = f"[toolcalib] status: no summary ({type(exc).__name__}: {exc})"
+    print(text, file=sys.stderr, flush=True)
 
 
 def main_status(argv: list[str]) -> int:
