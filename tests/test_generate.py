@@ -112,6 +112,49 @@ class Failing:
         return [self.exc if r.turn == 1 else Emission(text="ok") for r in requests]
 
 
+class Texts:
+    """Answers each request with the text of its (turn, step) in `script`, else "Done."."""
+
+    name = "texts"
+    cacheable = False
+
+    def __init__(self, script):
+        self.script = script
+
+    def identity(self):
+        return {"backend": "test"}
+
+    def generate_batch(self, requests: list[Request]) -> list[Emission]:
+        return [Emission(text=self.script.get((r.turn, r.step), "Done.")) for r in requests]
+
+
+def test_a_call_of_what_is_not_a_tool_name_executes_nothing(bfcl_release, cases):
+    """Issue 14 item 4: `api.cd(...)` is malformed: no call, no result, no tool message, and
+    the environment as it was; the same call by the tool's plain name runs."""
+    case = cases["multi_turn_base"][0]
+    wrong = "api.cd(folder='document')"
+    trajectory = run(bfcl_release, case, Texts({(0, 0): wrong, (1, 0): "tools['ls']()"}))
+    for trace in trajectory.turns[:2]:
+        [step] = trace.steps
+        assert step.emission.parse == "malformed" and step.emission.tool_calls == []
+        assert step.results == [] and trace.ended == "no_call"
+    assert "tool" not in [m.role for m in trajectory.messages]
+    right = run(bfcl_release, case, Texts({(0, 0): "cd(folder='document')"}))
+    assert right.turns[0].steps[0].emission.tool_calls == [
+        ToolCall(name="cd", arguments={"folder": "document"})]
+    assert len(right.turns[0].steps[0].results) == 1
+
+
+def test_a_dotted_call_runs_when_a_visible_tool_has_that_name(bfcl_release):
+    case = next(c for c in load_cases(bfcl_release, "irrelevance")
+                if any(doc["name"] == "math.sum" for doc in c.tools))
+    trajectory = run(bfcl_release, case, Texts({(0, 0): "math.sum(numbers=[1, 2])"}))
+    emission = trajectory.turns[0].steps[0].emission
+    assert emission.parse == "ok" and [c.name for c in emission.tool_calls] == ["math.sum"]
+    other = run(bfcl_release, case, Texts({(0, 0): "maths.sum(numbers=[1, 2])"}))
+    assert other.turns[0].steps[0].emission.parse == "malformed"
+
+
 def test_step_cap_ends_the_case(bfcl_release, cases):
     case = cases["multi_turn_base"][0]
     trajectory = run(bfcl_release, case, Looping())

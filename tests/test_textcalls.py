@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from toolcalib.classify.validation import load_corpus
 from toolcalib.execute.calls import param_order_from_docs, render_call
 from toolcalib.execute.textcalls import TextParse, decode_emission, parse_text_calls
 from toolcalib.records import Emission, ToolCall
@@ -154,7 +156,7 @@ def test_python_positional_arguments_need_a_parameter_order() -> None:
          "invalid JSON"),
         (f"{FENCE}json\n{CALL_JSON}\n{FENCE}\n{FENCE}json\n{{\"name\": 1}}\n{FENCE}",
          "fenced_json", "name must be"),
-        ("[os.system('rm -rf /')]", "python", "positional arguments"),
+        ("[os.system('rm -rf /')]", "python", "attribute chain 'os.system'"),
         ("[f(a=g(1))]", "python", "is not a literal"),
         ("[f(a=1), g(b=", "python", "not a Python expression"),
         ("[f(a=1), 3]", "python", "not a call"),
@@ -193,6 +195,122 @@ def test_malformed(text: str, fmt: str, error: str) -> None:
     ],
 )
 def test_plain_text_is_none(text: str) -> None:
+    assert parse_text_calls(text) == TextParse()
+
+
+NOT_A_TOOL_NAME = [
+    # attribute chains that are no visible tool's name
+    ('os.system("ls")', "attribute chain 'os.system'"),
+    ('api.cd(folder="x")', "attribute chain 'api.cd'"),
+    ("GorillaFileSystem.cd(folder='document')", "attribute chain 'GorillaFileSystem.cd'"),
+    ("self.ls(a=True)", "attribute chain 'self.ls'"),
+    (f"{FENCE}python\napi.cd(folder='x')\n{FENCE}", "attribute chain 'api.cd'"),
+    # subscripts
+    ('tools["cd"](folder="x")', "got a subscript 'tools['cd']'"),
+    ("functions[0](folder='x')", "got a subscript 'functions[0]'"),
+    ('[tools["cd"](folder="x")]', "got a subscript"),
+    (f"{FENCE}\ntools['ls'](a=True)\n{FENCE}", "got a subscript"),
+    # calls on call results
+    ("f(x)(y)", "got a call 'f(x)'"),
+    ("get_tool(name='cd')(folder='x')", "got a call 'get_tool(name='cd')'"),
+    ("cd(folder='x').ls(a=True)", "got an attribute access"),
+    # bracketed lists and tuples of such expressions
+    ("[a.b(c=1), d()]", "attribute chain 'a.b'"),
+    ("[ls(a=True), api.cd(folder='x')]", "attribute chain 'api.cd'"),
+    ("[3, ls(a=True)]", "list item 0 is a Constant"),
+    ("(cd(folder='x'), ls(a=True))", "got a Tuple"),
+]
+
+
+@pytest.mark.parametrize(("text", "error"), NOT_A_TOOL_NAME)
+def test_calls_of_what_is_not_a_tool_name_are_malformed(text: str, error: str) -> None:
+    """Issue 14 item 4: an attempt to call something that is not a plain tool name is
+    malformed (never `none`, hence never `other`) and yields no call to execute."""
+    result = malformed(text)
+    assert result.format == "python"
+    assert error in result.error
+    decoded = decode_emission(Emission(text=text), param_order_from_docs([]), ["ls", "cd"])
+    assert decoded.parse == "malformed" and decoded.tool_calls == []
+
+
+class NeverAsked:
+    """A judge backend that must not be asked: the rules decide call attempts."""
+
+    name = "never-asked"
+    cacheable = True
+
+    def identity(self) -> dict[str, str]:
+        return {"backend": "test"}
+
+    def generate_batch(self, requests: list[object]) -> list[Emission]:
+        raise AssertionError(f"the judge was asked {len(requests)} question(s)")
+
+
+def test_every_profile_classes_them_malformed() -> None:
+    from toolcalib.classify.judge import JudgeProfile
+    from toolcalib.classify.profiles import get_profile
+
+    profiles = [get_profile("paper"), get_profile("default"), JudgeProfile(NeverAsked())]
+    emissions = [decode_emission(Emission(text=text), None, ["ls", "cd"])
+                 for text, _ in NOT_A_TOOL_NAME]
+    for profile in profiles:
+        profile.prepare(emissions)
+        for emission in emissions:
+            action = profile.classify(emission)
+            assert action.action == "malformed", (profile.name, emission.text, action)
+            assert action.rule.startswith("malformed:")
+
+
+def test_a_dotted_name_is_a_tool_name_only_when_a_visible_tool_has_it() -> None:
+    total = ToolCall(name="math.sum", arguments={"numbers": [1, 2]})
+    text = "[math.sum(numbers=[1, 2])]"
+    assert parse_text_calls(text, tool_names=["math.sum"]) == TextParse([total], "ok", None,
+                                                                         "python")
+    assert "attribute chain 'math.sum'" in malformed(text).error  # no visible tools named
+    assert parse_text_calls(text, tool_names=["math.add"]).status == "malformed"
+    mixed = parse_text_calls("[math.sum(numbers=[1]), os.system(cmd='ls')]",
+                             tool_names=["math.sum"])
+    assert mixed.status == "malformed" and "'os.system'" in mixed.error
+    plain = parse_text_calls("made_up_tool(x=1)", tool_names=["math.sum"])
+    assert plain.calls == [ToolCall(name="made_up_tool", arguments={"x": 1})]  # a plain name
+    order = param_order_from_docs([{"name": "math.sum",
+                                    "parameters": {"properties": {"numbers": {}}}}])
+    decoded = decode_emission(Emission(text="math.sum([1, 2])"), order, ["math.sum"])
+    assert decoded.parse == "ok" and decoded.tool_calls == [total]
+
+
+def test_the_corpus_parse_is_what_the_harness_makes_of_each_text() -> None:
+    """Every corpus row's `parse` is what the harness makes of its text (no tool docs), so a
+    parser change that would change one shows here, not only in the validation figures; the
+    rows written for issue 14 are there and say so."""
+    rows = load_corpus(Path(__file__).parent / "data" / "classifier_corpus.jsonl")
+    stale = [(r.id, r.parse, status) for r in rows if not r.structured_calls
+             and (status := parse_text_calls(r.text).status) != r.parse]
+    assert stale == []
+    issue = [r for r in rows if r.id.startswith("hand-issue14-")]
+    assert all(r.source == "hand" and "written for issue 14" in r.reason for r in issue)
+    assert Counter((r.label, r.parse) for r in issue) == {("malformed", "malformed"): 12,
+                                                         ("other", "none"): 3}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use `os.path.join`",
+        "Use `os.path.join('a', 'b')` to build the path.",
+        "You could run `api.cd(folder='x')` first.",
+        "`tools['cd'](folder='x')`",
+        "Try os.system('ls') in a shell.",
+        "Paris (France)",
+        "Yes (confirmed)",
+        "[the docs](README)",
+        "[1, 2, 3]",
+        "(see f(x))",
+        f"{FENCE}python\nimport os\nos.system('ls')\n{FENCE}",
+        f"To list files:\n{FENCE}python\nos.listdir('.')\n{FENCE}",
+    ],
+)
+def test_code_mentioned_in_prose_is_no_call_attempt(text: str) -> None:
     assert parse_text_calls(text) == TextParse()
 
 
@@ -241,6 +359,10 @@ HOSTILE = [
     f"{FENCE}json\n{{'name': 'f', 'arguments': __import__('os').system('touch pwned')}}\n{FENCE}",
     "[(lambda: open('pwned', 'w'))()]",
     "[f(a=[x for x in open('pwned', 'w')])]",
+    "__builtins__['open']('pwned', 'w')",
+    "[__builtins__['exec'](code=\"open('pwned', 'w')\")]",
+    "os.system(command='touch pwned')",
+    "(open(file='pwned', mode='w'), g())",
 ]
 
 

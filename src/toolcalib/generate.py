@@ -65,7 +65,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             if isinstance(answer, InfrastructureError):
                 ended, outcome, error = "error", "error", str(answer)
                 break
-            emission = decode_emission(answer, param_order_from_docs(tools))
+            emission = decode_emission(answer, param_order_from_docs(tools), context.visible)
             probe = _probe(variant, case, emission, context, probed)
             if probe is not None:
                 decision, name = probe

@@ -2,7 +2,11 @@
 
 Accepted: one call `f(a=1)` or a list of calls `[f(a=1), g(b='x')]`, whose function is a plain
 name and whose arguments are literals (strings, numbers, booleans, None, and lists, tuples,
-sets and dicts of literals). Values come out JSON-native, so a call survives a JSON round trip
+sets and dicts of literals). A dotted name (`math.sum`) is a tool's name only when the caller
+names the tools (`tool_names`) and it is one of them: otherwise, e.g. `os.system(...)` or
+`api.cd(...)`, it is an attribute chain, rejected like a subscript (`tools["cd"](...)`) or a call
+on a call's result (`f(x)(y)`); without `tool_names` every dotted name is read as one (a
+benchmark's own gold answers). Values come out JSON-native, so a call survives a JSON round trip
 unchanged: tuples and sets become lists (a set keeps its first occurrence of each element), and
 dict keys must be strings. Positional arguments are named through `param_order`.
 """
@@ -11,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: `evaluate` loads this module, never pydantic
@@ -28,21 +32,23 @@ class CallParseError(ValueError):
     """The text is not a call (or list of calls) with literal arguments."""
 
 
-def parse_calls(source: str, param_order: ParamOrder | None = None) -> list[ToolCall]:
-    """Parse `f(a=1)` or `[f(a=1), g(b='x')]` into calls; anything else raises CallParseError."""
+def parse_calls(source: str, param_order: ParamOrder | None = None,
+                tool_names: Collection[str] | None = None) -> list[ToolCall]:
+    """Parse `f(a=1)` or `[f(a=1), g(b='x')]` into calls; anything else raises CallParseError.
+    `tool_names`: the visible tools, the only dotted names accepted (None: any dotted name)."""
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CallParseError(f"not a Python expression: {exc}") from exc
     body = tree.body
     if isinstance(body, ast.Call):
-        return [_call(body, param_order)]
+        return [_call(body, param_order, tool_names)]
     if isinstance(body, ast.List):
         calls = []
         for index, node in enumerate(body.elts):
             if not isinstance(node, ast.Call):
                 raise CallParseError(f"list item {index} is {_describe(node)}, not a call")
-            calls.append(_call(node, param_order))
+            calls.append(_call(node, param_order, tool_names))
         return calls
     raise CallParseError(f"expected a call or a list of calls, got {_describe(body)}")
 
@@ -75,7 +81,8 @@ def _dotted_name(node: ast.expr) -> str | None:
     return None
 
 
-def _call(node: ast.Call, param_order: ParamOrder | None) -> ToolCall:
+def _call(node: ast.Call, param_order: ParamOrder | None,
+          tool_names: Collection[str] | None) -> ToolCall:
     from toolcalib.records import ToolCall
 
     name = _dotted_name(node.func)
@@ -83,6 +90,11 @@ def _call(node: ast.Call, param_order: ParamOrder | None) -> ToolCall:
         raise CallParseError(
             f"the called function must be a (dotted) name, got {_describe(node.func)}"
             f" in '{ast.unparse(node)[:80]}'"
+        )
+    if tool_names is not None and "." in name and name not in tool_names:
+        raise CallParseError(
+            f"the called function must be a tool name, got an attribute chain '{name}' (no "
+            f"visible tool has that name) in '{ast.unparse(node)[:80]}'"
         )
     arguments: dict[str, Any] = {}
     if any(isinstance(arg, ast.Starred) for arg in node.args):

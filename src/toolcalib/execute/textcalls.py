@@ -8,7 +8,8 @@ first of these formats that applies:
 2. `json`: the whole text is JSON calls: `{"name", "arguments" | "parameters"}`, a list of them,
    several of them one after another, `{"function": {...}}` or `{"tool_calls": [...]}`.
 3. `python`: the whole text (optionally fenced) is `f(a=1)` or `[f(a=1), g(b='x')]`, read by
-   `parse_calls`: literal arguments only, and positional ones need `param_order`.
+   `parse_calls`: literal arguments only, positional ones need `param_order`, and a dotted
+   function name must be one of `tool_names` (the visible tools: BFCL has `math.sum`).
 4. `fenced_json`: fenced code blocks (```json ... ```) holding form 2, prose around them allowed.
 
 JSON is read by `json`, falling back to `ast.literal_eval` (literals only) for Python-style
@@ -18,11 +19,18 @@ dicts; arguments may also be a JSON string holding an object, as OpenAI sends th
 a valid call; a whole text or fenced block starting with `{`/`[` and holding a "name",
 "function" or "tool_calls" key that does not decode (truncated, trailing text); a decoded call
 whose name is not a non-empty string or whose arguments are not an object; a whole text
-starting `[name(` (or `name(` and ending `)`) that the literal parser rejects, e.g.
-`[os.system('x')]` or positional arguments without `param_order`. Everything else is `none`:
-plain prose, prose that mentions a function, JSON that is not a call (`{"answer": 3}`), and
-calls written mid-prose without tags or fences, which are not searched for (as the paper
-classifier's anchored patterns do not).
+(optionally fenced) that is Python call-shaped (`CALL_SHAPED`) and that the literal parser
+rejects. Call-shaped: it starts `[name(` (or `name(` and ends `)`), or it is one expression
+(read by `ast.parse`, never run) that is a call whose callee is rooted in a name, its `(` and
+`[` written right after what they apply to, or a bracketed list or tuple holding such a call.
+So every call of something that is not a plain tool name is malformed and runs nothing: an
+attribute chain that is no visible tool's name (`os.system("ls")`, `api.cd(folder="x")`), a
+subscript (`tools["cd"](folder="x")`), a call on a call's result (`f(x)(y)`), a list of such
+(`[a.b(c=1), d()]`), as are positional arguments without `param_order`. Everything else is
+`none`: plain prose, prose that mentions a function (`use `os.path.join``), a parenthetical
+("Paris (France)"), JSON that is not a call (`{"answer": 3}`), and calls written mid-prose
+without tags or fences, which are not searched for (as the paper classifier's anchored
+patterns do not).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +56,8 @@ WHOLE_FENCE = re.compile(r"```[^`\n]{0,40}\n((?:(?!```).)*?)(?:```)?", re.DOTALL
 CALL_KEY = re.compile(r"""["'](?:name|function|tool_calls)["']\s*:""")
 PYTHON_LIST = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
 PYTHON_CALL = re.compile(r"[A-Za-z_][\w.]*\(")
+CALL_START = re.compile(r"[\[(A-Za-z_]")
+"""How a call-shaped expression starts: a name or a bracket."""
 WHITESPACE = re.compile(r"\s*")
 CALL_EXTRA_KEYS = {"id", "type"}
 
@@ -65,13 +76,15 @@ class TextParse:
 NONE = TextParse()
 
 
-def decode_emission(raw: Emission, param_order: ParamOrder | None = None) -> Emission:
+def decode_emission(raw: Emission, param_order: ParamOrder | None = None,
+                    tool_names: Collection[str] = ()) -> Emission:
     """A copy with `tool_calls`, `parse` and `parse_error` set. Structured calls pass through
     (`ok`); calls read from the text clear `structured`. `param_order` names positional
-    arguments of Python-style calls (from the visible tools' docs). Idempotent; never raises."""
+    arguments of Python-style calls and `tool_names` lists the visible tools (both from the
+    visible tools' docs). Idempotent; never raises."""
     if raw.tool_calls:
         return raw.model_copy(update={"parse": "ok", "parse_error": None})
-    result = parse_text_calls(raw.text, param_order)
+    result = parse_text_calls(raw.text, param_order, tool_names)
     update: dict[str, Any] = {
         "tool_calls": result.calls, "parse": result.status, "parse_error": result.error
     }
@@ -80,8 +93,10 @@ def decode_emission(raw: Emission, param_order: ParamOrder | None = None) -> Emi
     return raw.model_copy(update=update)
 
 
-def parse_text_calls(text: str, param_order: ParamOrder | None = None) -> TextParse:
-    """The calls written in `text` (see the module docstring for formats and statuses)."""
+def parse_text_calls(text: str, param_order: ParamOrder | None = None,
+                     tool_names: Collection[str] = ()) -> TextParse:
+    """The calls written in `text` (see the module docstring for formats and statuses);
+    `tool_names`: the visible tools, the only dotted function names that are tool names."""
     if TAG.search(text):
         return _tags(text)
     body = text.strip()
@@ -90,9 +105,10 @@ def parse_text_calls(text: str, param_order: ParamOrder | None = None) -> TextPa
         result = _json(whole, "fenced_json" if fenced else "json")
         if result.status != "none":
             return result
-    if PYTHON_LIST.match(whole) or (PYTHON_CALL.match(whole) and whole.endswith(")")):
+    if call_shaped(whole):
         try:
-            return TextParse(parse_calls(whole, param_order), "ok", format="python")
+            calls = parse_calls(whole, param_order, frozenset(tool_names))
+            return TextParse(calls, "ok", format="python")
         except CallParseError as exc:
             return _malformed("python", str(exc))
     results = [_json(block.strip(), "fenced_json") for block in FENCE.findall(body)]
@@ -100,6 +116,39 @@ def parse_text_calls(text: str, param_order: ParamOrder | None = None) -> TextPa
         return bad
     calls = [call for result in results for call in result.calls]
     return TextParse(calls, "ok", format="fenced_json") if calls else NONE
+
+
+def call_shaped(source: str) -> bool:
+    """`source` is presented as a Python call (module docstring): `[name(`..., `name(`...`)`,
+    or one expression that is a call rooted in a name, or a list or tuple holding one. The
+    expression is parsed, never evaluated."""
+    if PYTHON_LIST.match(source) or (PYTHON_CALL.match(source) and source.endswith(")")):
+        return True
+    if not source.endswith((")", "]")) or not CALL_START.match(source):
+        return False
+    try:
+        body = ast.parse(source, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    items = body.elts if isinstance(body, ast.List | ast.Tuple) else [body]
+    return any(_rooted_call(source, item) for item in items)
+
+
+def _rooted_call(source: str, node: ast.expr) -> bool:
+    """A call whose callee is a name followed by attributes, subscripts and calls, each `(` or
+    `[` right after what it applies to (`Paris (France)` is prose, not a call)."""
+    if not isinstance(node, ast.Call):
+        return False
+    while isinstance(node, ast.Call | ast.Subscript | ast.Attribute):
+        inner = node.func if isinstance(node, ast.Call) else node.value
+        if not isinstance(node, ast.Attribute):
+            opener = "(" if isinstance(node, ast.Call) else "["
+            written = ast.get_source_segment(source, node) or ""
+            head = ast.get_source_segment(source, inner) or ""
+            if not head or not written.startswith(head + opener):
+                return False
+        node = inner
+    return isinstance(node, ast.Name)
 
 
 def _tags(text: str) -> TextParse:
