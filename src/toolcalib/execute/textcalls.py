@@ -19,7 +19,7 @@ dicts; arguments may also be a JSON string holding an object, as OpenAI sends th
 a valid call; a whole text or fenced block starting with `{`/`[` and holding a "name",
 "function" or "tool_calls" key that does not decode (truncated, trailing text); a decoded call
 whose name is not a non-empty string or whose arguments are not an object; a whole text
-(optionally fenced) that is Python call-shaped (`CALL_SHAPED`) and that the literal parser
+(optionally fenced) that is Python call-shaped (`call_shaped`) and that the literal parser
 rejects. Call-shaped: it starts `[name(` (or `name(` and ends `)`), or it is one expression
 (read by `ast.parse`, never run) that is a call whose callee is rooted in a name, its `(` and
 `[` written right after what they apply to, or a bracketed list or tuple holding such a call.
@@ -27,7 +27,7 @@ So every call of something that is not a plain tool name is malformed and runs n
 attribute chain that is no visible tool's name (`os.system("ls")`, `api.cd(folder="x")`), a
 subscript (`tools["cd"](folder="x")`), a call on a call's result (`f(x)(y)`), a list of such
 (`[a.b(c=1), d()]`), as are positional arguments without `param_order`. Everything else is
-`none`: plain prose, prose that mentions a function (`use `os.path.join``), a parenthetical
+`none`: plain prose, prose that mentions a function ("use `os.path.join`"), a parenthetical
 ("Paris (France)"), JSON that is not a call (`{"answer": 3}`), and calls written mid-prose
 without tags or fences, which are not searched for (as the paper classifier's anchored
 patterns do not).
