@@ -11,6 +11,12 @@ MODULES = {"policy": "toolcalib.backends.policy", "openai": "toolcalib.backends.
            "replay": "toolcalib.backends.replay", "transformers": "toolcalib.backends.hf"}
 """Backend name -> module; adding a backend is one module + one entry (imported lazily, so
 optional dependencies stay optional)."""
+OPTIONS = {"policy": "toolcalib.backends.policy:PolicyOptions",
+           "openai": "toolcalib.backends.openai_options:OpenAIOptions",
+           "replay": "toolcalib.backends.replay:ReplayOptions",
+           "transformers": "toolcalib.backends.hf_options:Options"}
+"""Backend name -> its options model (`module:class`, importable without the backend's heavy
+dependencies): the config schema of `models[*].options` is generated from it."""
 
 
 def make_backend(spec: ModelSpec) -> Backend:

@@ -31,15 +31,14 @@ from __future__ import annotations
 import os
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
+from toolcalib.backends.hf_options import Options
 from toolcalib.config import ModelSpec
 from toolcalib.jsonio import dumps
 from toolcalib.models import read_manifest
-from toolcalib.records import Emission, Record
+from toolcalib.records import Emission
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -54,23 +53,6 @@ from toolcalib.backends.hf_shared_prefixes import SharedPrefixes  # noqa: E402
 
 SEED = 0
 hf_logging.disable_progress_bar()
-
-
-class Options(Record):
-    model_dir: str
-    tools_mode: Literal["native", "prompt"] = "native"
-    max_new_tokens: int = Field(default=256, ge=1)
-    batch_size: int | None = Field(default=None, ge=1)
-    dtype: Literal["bfloat16", "float32"] | None = None
-    threads: int = Field(default=1, ge=1)
-    keep_response: bool = False
-    prefill_chunk: int = Field(default=256, ge=1)
-    decode_rows: int = Field(default=8, ge=1)
-    prefix_cache_tokens: int = Field(default=65536, ge=0)
-    context_window: int | None = Field(default=None, ge=1)
-    weight_major: bool = True
-    draft_tokens: int = Field(default=16, ge=0)
-    shared_prefix_dir: str | None = None
 
 
 class TransformersBackend:

@@ -20,15 +20,16 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Literal
+from typing import Any
 
 import httpx
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages
+from toolcalib.backends.openai_options import OpenAIOptions
 from toolcalib.config import ModelSpec
-from toolcalib.records import Emission, Message, Record, ToolCall
+from toolcalib.records import Emission, Message, ToolCall
 
 REQUEST_FORMAT = 1
 """Bump when the conversion of messages or tools changes: it is part of the identity."""
@@ -41,24 +42,6 @@ CONTEXT_EXCEEDED = re.compile(r"context[ _-]?(length|window|size)|maximum contex
                               r"exceed_context_size|too many tokens", re.IGNORECASE)
 EXCERPT = 300
 MAX_BACKOFF_S = 60.0
-
-
-class OpenAIOptions(Record):
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    max_concurrency: int = Field(default=4, ge=1, le=256)
-    timeout_s: float = Field(default=600.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
-    backoff_s: float = Field(default=1.0, ge=0)
-    max_tokens: int = Field(default=512, ge=1)
-    temperature: float = Field(default=0.0, ge=0)
-    seed: int | None = None
-    tools_mode: Literal["native", "prompt"] = "native"
-    context_window: int | None = Field(default=None, ge=1)
-    """When set, a `length` finish with prompt + completion tokens reaching it is a
-    ContextOverflow (the server ran out of context, not of `max_tokens`)."""
-    weights_sha256: str | None = None
 
 
 def safe_name(name: str) -> str:

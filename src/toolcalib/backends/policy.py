@@ -10,11 +10,11 @@ closing text; at gold ask/refuse turns a plain question/refusal) and must score 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from toolcalib.backends.base import Request
 from toolcalib.config import ModelSpec
-from toolcalib.records import Emission, ToolCall
+from toolcalib.records import Emission, Record, ToolCall
 
 ASK_TEXT = "Could you please provide the missing information I need to do this?"
 REFUSE_TEXT = "I cannot do this: none of the available functions fits this request."
@@ -77,12 +77,17 @@ POLICIES: dict[str, Callable[[Request], Emission]] = {
 }
 
 
+class PolicyOptions(Record):
+    policy: Literal[tuple(POLICIES)]  # type: ignore[valid-type]
+
+
 class PolicyBackend:
     def __init__(self, spec: ModelSpec):
         policy = spec.options.get("policy")
         if policy not in POLICIES:
             raise KeyError(f"model '{spec.name}': unknown policy {policy!r} "
                            f"(known: {', '.join(sorted(POLICIES))})")
+        PolicyOptions.model_validate(spec.options)
         self.name = spec.name
         self.policy = policy
         self._act = POLICIES[policy]

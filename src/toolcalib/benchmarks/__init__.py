@@ -11,6 +11,9 @@ if TYPE_CHECKING:
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
+CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl_config:BfclConfig"}
+"""Benchmark name -> the model of its `benchmarks.<name>` config section (`module:class`): the
+config schema is generated from it."""
 
 
 class Benchmark(Protocol):

@@ -1,0 +1,22 @@
+"""The `benchmarks.bfcl` config section: the pinned BFCL release and the categories to run
+(the config schema is generated from this model; `bfcl` itself never loads pydantic)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from toolcalib.benchmarks.bfcl_normalize import CATEGORIES
+from toolcalib.records import Record
+
+
+class BfclConfig(Record):
+    package: str
+    """The package the release wheel is fetched as (`fetch`), e.g. `bfcl-eval`."""
+    version: str
+    file: str = Field(pattern=r"^[^/]+\.whl$")
+    """The wheel's file name under `results/raw/bfcl/`."""
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    categories: list[Literal[CATEGORIES]] = Field(  # type: ignore[valid-type]
+        min_length=1, json_schema_extra={"uniqueItems": True})
