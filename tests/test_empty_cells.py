@@ -4,6 +4,7 @@ Built on purpose, through the real stage functions: a model whose every request 
 trajectory `error`, no scored case at all), a variant with no paired case, a category left empty
 by `limit` (no case, empty files), and no case anywhere. Rates with n = 0 are null (never 0,
 never NaN), counts 0, Wilson intervals null; the report says "n = 0" and plots nothing for them.
+The same builders show malformed call attempts counted (item 4).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import polars as pl
 import pytest
 
 from toolcalib.audit import audit, metrics_of, render
+from toolcalib.execute.textcalls import decode_emission
 from toolcalib.jsonio import write_jsonl
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
 from toolcalib.metrics.inputs import read_csv_table
@@ -43,9 +45,10 @@ def case(case_id: str, category: str) -> Case:
 
 def trajectory(model: str, variant: str, case_id: str, category: str, text: str | None
                ) -> Trajectory:
-    """`text`: the one emission's text; None: the request failed (outcome `error`)."""
+    """`text`: the one emission's text, decoded as `generate` decodes it (no tools visible);
+    None: the request failed (outcome `error`)."""
     turns = [] if text is None else [TurnTrace(index=0, ended="single_step", steps=[
-        Step(index=0, emission=Emission(text=text))])]
+        Step(index=0, emission=decode_emission(Emission(text=text), None, []))])]
     return Trajectory(case_id=case_id, benchmark=BENCH, category=category, model=model,
                       variant=variant, outcome="completed" if text is not None else "error",
                       error=None if text is not None else FAILED, turns=turns, messages=[])
@@ -243,3 +246,26 @@ def test_validation_of_a_one_class_corpus(tmp_path: Path) -> None:
     markdown = (tmp_path / "out" / "classifier_validation.md").read_text()
     assert "| paper | 1 | 1.000 | 1.000 | – |" in markdown
     assert "nan" not in markdown.lower()
+
+
+
+def test_malformed_call_attempts_are_counted(tmp_path: Path) -> None:
+    """Issue 14 item 4, through the same stages: an emission calling what is not a plain tool
+    name is decoded `malformed`, classed so, counted in the confusion table and the per-case
+    classes, and is no tool call (TER) and no call for the irrelevance grader."""
+    texts = {"irrelevance_0": 'api.cd(folder="document")', "irrelevance_1": 'tools["ls"]()',
+             "irrelevance_2": "[a.b(c=1), d()]", "irrelevance_3": REFUSED}
+    metrics = build(tmp_path, {("m", "baseline"): {"irrelevance": texts}})
+    stored = [Trajectory.model_validate_json(line).turns[0].steps[0].emission.parse for line in
+              (tmp_path / "results/trajectories/m/baseline/bfcl/irrelevance.jsonl").open()]
+    assert stored == ["malformed"] * 3 + ["none"]
+    per_case = pl.read_parquet(metrics / "per_case.parquet")
+    assert per_case["emitted"].to_list() == ["malformed"] * 3 + ["refuse"]
+    assert per_case["tool_call_emitted"].to_list() == [False] * 4
+    assert per_case["passed"].to_list() == [True] * 4  # no valid call: BFCL passes them
+    confusion = read_csv_table(metrics / "confusion.csv", CONFUSION_SCHEMA).filter(
+        pl.col("level") == "gold_turn")
+    counts = dict(zip(confusion["emitted"], confusion["count"], strict=True))
+    assert (counts["malformed"], counts["refuse"], counts["tool_call"]) == (3, 1, 0)
+    row = read_csv_table(metrics / "triples.csv", TRIPLE_SCHEMA).row(0, named=True)
+    assert (row["n"], row["ter_k"], row["gar_k"], row["acc_without_gold"]) == (4, 0, 1, 3)
