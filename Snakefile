@@ -1,6 +1,10 @@
 # toolcalib: benchmark download -> normalize -> generate -> evaluate (classify + score) -> aggregate.
 # The Snakefile is the one DAG; dvc.yaml is generated from it (`toolcalib dvc-sync`).
-from snakemake.utils import min_version, validate
+import sys
+
+from snakemake.utils import min_version
+
+from toolcalib.config_schema import ConfigError, check_config, workflow_layers
 
 from toolcalib.status import print_summary
 
@@ -10,7 +14,12 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# The whole config (backend options, benchmark sections, variants, judge) before any job: the
+# first error is one line naming its config file(s), the field and what is allowed.
+try:
+    check_config(config, workflow_layers(workflow), "workflow/schemas/config.schema.yaml")
+except ConfigError as error:
+    sys.exit(str(error))
 
 
 include: "workflow/rules/common.smk"

@@ -134,11 +134,17 @@ def _job(job: Any, executable: str, prefix: str, suffix: str) -> Job:
     )
 
 
+def stage_part(value: str) -> str:
+    """A wildcard value as stage names write it: characters DVC forbids become ``_`` (so two
+    model names may meet here: the config check refuses them, `config_schema`)."""
+    return re.sub(r"[^\w-]", "_", value)
+
+
 def stage_name(job: Job) -> str:
     """``rule--value1--value2``; characters DVC forbids in stage names become ``_``."""
     from dvc.stage.utils import is_valid_name
 
-    name = "--".join([job.rule, *(re.sub(r"[^\w-]", "_", v) for v in job.wildcards.values())])
+    name = "--".join([job.rule, *map(stage_part, job.wildcards.values())])
     if not is_valid_name(name):
         raise ValueError(f"invalid DVC stage name {name!r}")
     return name

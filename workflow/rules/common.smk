@@ -9,9 +9,7 @@ from toolcalib.codedeps import closure
 from toolcalib.schedule import generate_priority
 
 PATH_SAFE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
-MODELS = {model["name"]: model for model in config["models"]}
-if len(MODELS) != len(config["models"]):
-    raise ValueError("config 'models': model names must be unique")
+MODELS = {model["name"]: model for model in config["models"]}  # names checked unique (Snakefile)
 BENCHMARKS = config["benchmarks"]
 VARIANTS = config["variants"]
 LIMIT = None if str(config["limit"]) in ("None", "null") else int(config["limit"])
@@ -143,13 +141,8 @@ METRICS = [
 
 
 JUDGE = config.get("judge")
-"""The `judge` profile's model (an entry of `models`) and its option overrides, if any."""
-if JUDGE and JUDGE["model"] not in MODELS:
-    raise ValueError(f"config 'judge': model {JUDGE['model']!r} is not in 'models'")
-if JUDGE and MODELS[JUDGE["model"]]["backend"] == "policy":
-    raise ValueError("config 'judge': a reference policy cannot judge")
-if config["classifier"] == "judge" and not JUDGE:
-    raise ValueError("config: classifier 'judge' needs a 'judge' section naming a model")
+"""The `judge` profile's model (an entry of `models`, not a policy: checked with the config) and
+its option overrides, if any."""
 PROFILES = ["paper", "default", *(["judge"] if JUDGE else [])]
 PROFILE_CODE = ["classify/paper.py", "classify/default.py", "classify/judge.py",
                 "data/paper_classifier.yaml", "data/default_classifier.yaml"]

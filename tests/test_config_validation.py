@@ -1,0 +1,251 @@
+"""The config is validated whole before any job: a corpus of broken overlays, each failing with
+one line naming the config file(s), the field and what is allowed (`config_schema` directly,
+three of them through a real `snakemake -n`); every shipped config still validates."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+from snakemake.utils import update_config
+
+from toolcalib.backends import MODULES, OPTIONS
+from toolcalib.benchmarks import CONFIGS
+from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
+from toolcalib.config_schema import (
+    ConfigError,
+    check_config,
+    config_schema,
+    load_model,
+    workflow_layers,
+)
+from toolcalib.variants import VARIANTS
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = "config/config.yaml"
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+BASE = yaml.safe_load((ROOT / DEFAULT).read_text())
+MODELS = BASE["models"]
+OPENAI = {"name": "served", "backend": "openai",
+          "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+REPLAY = {"name": "published", "backend": "replay",
+          "options": {"results_dir": "tests/data/replay", "model": "demo-FC", "format": "fc"}}
+OPENAI_KEYS = "api_key_env, backoff_s, base_url, context_window, max_concurrency, max_retries"
+
+
+def openai(**options: Any) -> dict[str, Any]:
+    return {**OPENAI, "options": {**OPENAI["options"], **options}}
+
+
+def validate(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None = None,
+             base: str = DEFAULT) -> dict[str, Any]:
+    """Merge `overlay` (written to a file) and `--config` values on `base` as Snakemake does,
+    then validate with the layers `workflow_layers` reads off the workflow; the merged config."""
+    overlay_file = tmp_path / "overlay.yaml"
+    overlay_file.write_text(yaml.safe_dump(overlay))
+    workflow = SimpleNamespace(configfiles=[overlay_file, ROOT / base],
+                               overwrite_configfiles=[overlay_file],
+                               config_settings=SimpleNamespace(config=cli or {}))
+    config = yaml.safe_load((ROOT / base).read_text())
+    update_config(config, overlay)
+    update_config(config, copy.deepcopy(cli or {}))
+    check_config(config, workflow_layers(workflow), SCHEMA)
+    return config
+
+
+def message(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None = None) -> str:
+    with pytest.raises(ConfigError) as caught:
+        validate(tmp_path, overlay, cli)
+    text = str(caught.value)
+    assert "\n" not in text
+    return text.replace(str(tmp_path / "overlay.yaml"), "OVERLAY")
+
+
+BROKEN = [  # (id, overlay, --config values, the message's start, what else it names)
+    ("unknown-backend", {"models": [*MODELS, {"name": "x", "backend": "gpt"}]}, None,
+     "OVERLAY: models[7].backend: unknown value 'gpt' (allowed: ",
+     ["openai, policy, replay, transformers"]),
+    ("unknown-option", {"models": [*MODELS[:3], openai(max_concurency=2)]}, None,
+     "OVERLAY: models[3].options.max_concurency: unknown key in options of backend 'openai' "
+     "(allowed: ", [OPENAI_KEYS, "max_concurrency"]),
+    ("wrong-option-type", {"models": [openai(max_retries="five")]}, None,
+     "OVERLAY: models[0].options.max_retries: expected integer >= 0, got 'five'", []),
+    ("option-out-of-range", {"models": [openai(max_concurrency=0)]}, None,
+     "OVERLAY: models[0].options.max_concurrency: 0 is less than the minimum of 1", []),
+    ("nullable-option-type", {"models": [openai(context_window="big")]}, None,
+     "OVERLAY: models[0].options.context_window: expected integer >= 1 or null, got 'big'", []),
+    ("missing-option", {"models": [{**OPENAI, "options": {"base_url": "http://h"}}]}, None,
+     "OVERLAY: models[0].options.model: missing in options of backend 'openai'", []),
+    ("local-model-without-weights",
+     {"models": [{"name": "local", "backend": "transformers", "options": {}}]}, None,
+     "OVERLAY: models[0].options.model_dir: missing in options of backend 'transformers'",
+     ["give the model a `source`"]),
+    ("unknown-policy", {"models": [{**MODELS[0], "options": {"policy": "psychic"}}]}, None,
+     "OVERLAY: models[0].options.policy: unknown value 'psychic' (allowed: oracle, ", []),
+    ("policy-extra-option", {"models": [{**MODELS[0], "options": {"policy": "oracle", "x": 1}}]},
+     None, "OVERLAY: models[0].options.x: unknown key in options of backend 'policy' "
+     "(allowed: policy)", []),
+    ("wrong-model-type", {"models": [{**MODELS[0], "batch_size": "4"}]}, None,
+     "OVERLAY: models[0].batch_size: expected integer >= 1, got '4'", []),
+    ("duplicate-name", {"models": [MODELS[0], MODELS[0]]}, None,
+     "OVERLAY: models[1].name: 'policy-oracle' collides with models[0].name 'policy-oracle'",
+     []),
+    ("name-collides-escaped",
+     {"models": [*MODELS, {**MODELS[0], "name": "qwen2_5-coder-0.5b"}]}, None,
+     "OVERLAY: models[7].name: 'qwen2_5-coder-0.5b' collides with models[6].name "
+     "'qwen2.5-coder-0.5b' (names must differ after '.' -> '_'", ["ignoring case"]),
+    ("name-collides-case", {"models": [MODELS[0], {**MODELS[1], "name": "Policy-Oracle"}]},
+     None, "OVERLAY: models[1].name: 'Policy-Oracle' collides with models[0].name", []),
+    ("name-not-a-path", {"models": [{**MODELS[0], "name": "a/b"}]}, None,
+     "OVERLAY: models[0].name: 'a/b' does not match ", []),
+    ("judge-unknown-model", {"judge": {"model": "nobody"}}, None,
+     f"OVERLAY, {DEFAULT}: judge.model: 'nobody' is not in 'models' (known: policy-oracle, ",
+     ["qwen2.5-coder-0.5b"]),
+    ("judge-is-a-policy", {}, {"judge": {"model": "policy-oracle"}},
+     f"--config, {DEFAULT}: judge.model: 'policy-oracle' is a reference policy, which cannot "
+     "judge (allowed: smollm2-135m, qwen2.5-coder-0.5b)", []),
+    ("judge-unknown-option", {"judge": {"model": "smollm2-135m", "options": {"max_new": 4}}},
+     None, "OVERLAY: judge.options.max_new: unknown key in options of backend 'transformers' "
+     "(allowed: ", ["max_new_tokens"]),
+    ("judge-unknown-key", {"judge": {"model": "smollm2-135m", "rubric": "x"}}, None,
+     "OVERLAY: judge.rubric: unknown key (allowed: model, options)", []),
+    ("judge-profile-without-judge", {"classifier": "judge"}, None,
+     "OVERLAY: classifier: classifier 'judge' needs a 'judge' section", []),
+    ("unknown-variant", {"variants": ["baseline", "sri-gat"]}, None,
+     "OVERLAY: variants[1]: unknown value 'sri-gat' (allowed: baseline, cri-retry, ", []),
+    ("unknown-model-variant", {"models": [{**MODELS[0], "variants": ["permission"]}]}, None,
+     "OVERLAY: models[0].variants[0]: unknown value 'permission' (allowed: baseline, ",
+     ["system-permission"]),
+    ("unknown-benchmark", {"benchmarks": {"bfcl-v3": {}}}, None,
+     "OVERLAY: benchmarks.bfcl-v3: unknown key (allowed: bfcl)", []),
+    ("unknown-category", {"benchmarks": {"bfcl": {"categories": ["simple"]}}}, None,
+     "OVERLAY: benchmarks.bfcl.categories[0]: unknown value 'simple' (allowed: "
+     "multi_turn_base, ", ["live_irrelevance"]),
+    ("bad-benchmark-pin", {"benchmarks": {"bfcl": {"sha256": "abc"}}}, None,
+     "OVERLAY: benchmarks.bfcl.sha256: 'abc' does not match ", []),
+    ("unknown-top-level-key", {}, {"limits": 1},
+     "--config: limits: unknown key (allowed: benchmarks, classifier, ", []),
+    ("bad-limit", {"limit": 0}, None, "OVERLAY: limit: 0 is less than the minimum of 1", []),
+]
+
+
+@pytest.mark.parametrize(("overlay", "cli", "start", "names"),
+                         [case[1:] for case in BROKEN], ids=[case[0] for case in BROKEN])
+def test_a_broken_config_is_one_line_naming_file_field_and_what_is_allowed(
+        tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None, start: str,
+        names: list[str]) -> None:
+    text = message(tmp_path, overlay, cli)
+    assert text.startswith(start), text
+    for name in names:
+        assert name in text, text
+
+
+def test_a_missing_top_level_key_names_every_config_file(tmp_path: Path) -> None:
+    config = {k: v for k, v in BASE.items() if k != "store"}
+    with pytest.raises(ConfigError) as caught:
+        check_config(config, [(DEFAULT, config), ("b.yaml", {"limit": 1})], SCHEMA)
+    assert str(caught.value) == f"{DEFAULT}, b.yaml: store: missing (required)"
+
+
+SHIPPED = sorted([*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests/data").glob("*.yaml")])
+
+
+@pytest.mark.parametrize("overlay", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_config_validates(tmp_path: Path, overlay: Path) -> None:
+    config = validate(tmp_path, yaml.safe_load(overlay.read_text()) or {})
+    # the YAML schema's defaults are filled in as Snakemake's `validate` did; the options'
+    # own defaults are not (a model's identity holds what the config sets)
+    assert all("options" in m and "batch_size" in m for m in config["models"])
+    policies = [m for m in config["models"] if m["backend"] == "policy"]
+    assert all(set(m["options"]) == {"policy"} for m in policies)
+
+
+def test_openai_and_replay_models_are_accepted(tmp_path: Path) -> None:
+    config = validate(tmp_path, {"models": [*MODELS[:1], OPENAI, REPLAY]})
+    assert config["models"][2]["options"]["format"] == "fc"
+
+
+def test_the_schema_is_generated_from_the_registries() -> None:
+    assert set(OPTIONS) == set(MODULES) and set(CONFIGS) == set(BENCHMARK_MODULES)
+    schema = config_schema(yaml.safe_load(SCHEMA.read_text()))
+    model = schema["properties"]["models"]["items"]
+    assert model["properties"]["backend"]["enum"] == sorted(OPTIONS)
+    branches = {b["if"]["properties"]["backend"]["const"]: b["then"]["properties"]["options"]
+                for b in model["allOf"]}
+    for backend, ref in OPTIONS.items():
+        options = branches[backend]
+        assert options["additionalProperties"] is False
+        assert set(options["properties"]) == set(load_model(ref).model_fields)
+    assert branches["transformers"]["required"] == []  # model_dir: from `source`
+    assert schema["properties"]["variants"]["items"]["enum"] == sorted(VARIANTS)
+    assert set(schema["properties"]["benchmarks"]["properties"]) == set(CONFIGS)
+
+
+def test_options_models_import_without_the_backends_dependencies() -> None:
+    code = ("import sys; from toolcalib.config_schema import load_model; "
+            "from toolcalib.backends import OPTIONS; [load_model(r) for r in OPTIONS.values()]; "
+            "print(sorted({'torch', 'transformers', 'httpx'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- through Snakemake ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workflow, configs and code in a fresh folder (dry runs only)."""
+    root = tmp_path_factory.mktemp("config-project")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("workflow", "config", "src", "tests/data"):
+        shutil.copytree(ROOT / name, root / name, ignore=ignore)
+    shutil.copy2(ROOT / "Snakefile", root / "Snakefile")
+    return root
+
+
+def dry_run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["snakemake", "-n", "--nolock", *args], cwd=project,
+                          capture_output=True, text=True)
+
+
+def written(project: Path) -> list[str]:
+    return sorted(str(p.relative_to(project)) for p in project.rglob("*")
+                  if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize(("overlay", "config", "line"), [
+    ({"models": [*MODELS[:3], openai(max_concurency=2)]}, [],
+     "{overlay}: models[3].options.max_concurency: unknown key in options of backend 'openai' "
+     "(allowed: api_key_env, backoff_s, base_url, context_window, max_concurrency, max_retries, "
+     "max_tokens, model, seed, temperature, timeout_s, tools_mode, weights_sha256)"),
+    ({"limit": 2}, ["--config", "judge={model: nobody}"],
+     "--config, {overlay}: judge.model: 'nobody' is not in 'models' (known: policy-oracle, "
+     "policy-never_call)"),
+], ids=["unknown-option", "judge-unknown-model"])
+def test_snakemake_dry_run_stops_before_any_job_with_the_line(
+        project: Path, tmp_path: Path, overlay: dict[str, Any], config: list[str],
+        line: str) -> None:
+    overlay_file = tmp_path / "bad.yaml"
+    tiny = yaml.safe_load((ROOT / "tests/data/tiny.yaml").read_text())
+    overlay_file.write_text(yaml.safe_dump({**tiny, **overlay}))
+    before = written(project)
+    done = dry_run(project, "--configfile", str(overlay_file), *config)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == line.format(overlay=overlay_file)
+    assert "Building DAG" not in done.stdout + done.stderr and "Job stats" not in done.stdout
+    assert written(project) == before  # nothing ran, nothing was written
+
+
+def test_snakemake_dry_run_plans_a_replay_model(project: Path, tmp_path: Path) -> None:
+    overlay_file = tmp_path / "replay.yaml"
+    overlay_file.write_text(yaml.safe_dump({"models": [REPLAY], "variants": ["baseline"]}))
+    done = dry_run(project, "--configfile", "tests/data/tiny.yaml", str(overlay_file), "-p",
+                   "results/runs/published/baseline/bfcl/per_case.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert '"backend":"replay"' in done.stdout
