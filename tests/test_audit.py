@@ -27,6 +27,7 @@ from toolcalib.audit import (
     metrics_of,
     natural_key,
     resolve_metric,
+    shorten,
     truncate,
 )
 from toolcalib.metrics.rows import COUNTS, DIGITS, RATES
@@ -164,6 +165,7 @@ def test_text_and_json_reports(run: Path, capsys: pytest.CaptureFixture) -> None
     assert "acc_without_gold = 3" in text and "MATCHES the table" in text
     assert "irrelevance_0 irrelevance_1 irrelevance_2" in text
     assert "toolcalib generate --model-spec" in text and "toolcalib evaluate" in text
+    assert "more paths ...]" in text  # the aggregate stage's long command, shortened
     assert '"policy": "never_call"' in text and "limit=3 classifier=" in text
     assert "audit: OK" in text
 
@@ -241,9 +243,24 @@ def test_tampered_or_missing_artifacts_fail_the_audit(
         bad = {a["role"]: a for a in report["provenance"]["artifacts"] if a["status"] != "ok"}
         assert list(bad) == ["trajectories"] and bad["trajectories"]["status"] == "modified"
         assert bad["trajectories"]["manifest_sha256"] == "differs"
+        # DVC's cache holds the recorded version: the differing record and field are named
+        why = bad["trajectories"]["why"]
+        assert len(why) == 1 and re.fullmatch(
+            r"case multi_turn_base_\d+: turn \d+ step \d+: emission text differ", why[0]), why
         assert main_audit([*cell, "acc", "--root", str(run)]) == 1
         out = capsys.readouterr()
         assert "does not match dvc.lock" in out.out and "FAILED" in out.err
+        assert "emission text differ" in out.out and "machine     recorded" in out.out
+        cached = next((run / ".dvc/cache/files/md5").rglob(bad["trajectories"]["md5_recorded"][2:]))
+        cached.rename(cached.with_suffix(".away"))  # without it: the manifest's digests
+        try:
+            why = audit(run, *cell, "acc")["provenance"]["artifacts"]
+            why = next(a["why"] for a in why if a["role"] == "trajectories")
+            assert len(why) == 1 and why[0].startswith(
+                "emissions (texts, calls, finish reasons, token counts) differ in case(s) "
+                "multi_turn_base_"), why
+        finally:
+            cached.with_suffix(".away").rename(cached)
     finally:
         trajectories.write_bytes(original)
 
@@ -273,3 +290,17 @@ def test_tampered_or_missing_artifacts_fail_the_audit(
     finally:
         moved.rename(gold)
     assert audit(run, *cell, "acc")["ok"]
+
+
+def test_long_commands_are_shortened_saying_what_was_cut() -> None:
+    paths = " ".join(f"results/actions/m/{i}.jsonl" for i in range(50))
+    command = f"toolcalib aggregate --actions {paths} --out-dir results/metrics"
+    assert shorten(command) == (
+        "toolcalib aggregate --actions results/actions/m/0.jsonl [... 48 more paths ...] "
+        "results/actions/m/49.jsonl --out-dir results/metrics")
+    spec = "--model-spec '" + "{" + '"a":1,' * 40 + "}'"
+    assert shorten(f"toolcalib generate {spec} {paths}").startswith(
+        "toolcalib generate --model-spec '{\"a\":1,")
+    assert "more chars]" in shorten(f"toolcalib generate {spec} {paths}")
+    assert shorten("toolcalib report --out-dir results/report") == (
+        "toolcalib report --out-dir results/report")

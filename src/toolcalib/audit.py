@@ -131,12 +131,27 @@ def truncate(text: str, limit: int = RESULT_CHARS) -> str:
 
 
 def shorten(command: str, limit: int = CMD_CHARS) -> str:
-    """A command line cut in its middle when longer than `limit` (the aggregate stage lists
-    hundreds of paths), saying how much was cut."""
+    """A command line longer than `limit` with each run of more than three path arguments cut
+    to its first and last (the aggregate stage lists hundreds of paths) and any word longer
+    than 80 characters cut (a model spec's JSON), each cut saying what it left out."""
     if len(command) <= limit:
         return command
-    head, tail = command[:limit * 2 // 3], command[-(limit // 3):]
-    return f"{head} ... [{len(command) - len(head) - len(tail)} chars cut] ... {tail}"
+    out: list[str] = []
+    paths: list[str] = []
+
+    def flush() -> None:
+        out.extend(paths if len(paths) <= 3 else
+                   [paths[0], f"[... {len(paths) - 2} more paths ...]", paths[-1]])
+        paths.clear()
+
+    for word in command.split(" "):
+        if "/" in word and not word.startswith("-") and not set(word) & set("{'\""):
+            paths.append(word)
+            continue
+        flush()
+        out.append(word if len(word) <= 80 else f"{word[:60]}...[{len(word) - 60} more chars]")
+    flush()
+    return " ".join(out)
 
 
 def _require(root: Path, relative: str, what: str) -> Path:
