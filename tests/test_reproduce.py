@@ -138,3 +138,14 @@ def test_trajectories_record_no_machine_facts_but_the_store_key_keeps_them():
     other_cpu = {**identity, "cpu_capability": "AVX512"}
     assert (request_key(identity, request.messages, [], {}).key
             != request_key(other_cpu, request.messages, [], {}).key)
+
+
+def test_a_stage_whose_code_changed_says_which_file(tmp_path):
+    committed = make_tree(tmp_path / "a", [record("c1", "hi")])
+    built = make_tree(tmp_path / "b", [record("c1", "hi")], actions="b")
+    for root, digest in ((committed, "1" * 32), (built, "2" * 32)):
+        lock = yaml.safe_load((root / "dvc.lock").read_text())
+        lock["stages"]["evaluate"]["deps"].append({"path": "src/toolcalib/x.py", "md5": digest})
+        (root / "dvc.lock").write_text(yaml.safe_dump(lock))
+    derived = next(d for d in compare(committed, built).differing if d["path"] == ACTIONS)
+    assert derived["why"] == ["the code it runs differs from the lock's: src/toolcalib/x.py"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,8 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
     """The built tree's dvc.lock against the committed one, every difference explained."""
     committed_stages = read_lock(committed_root)
     committed = outputs(committed_stages)
-    built = outputs(read_lock(built_root))
+    built_stages = read_lock(built_root)
+    built = outputs(built_stages)
     recorded_manifest, built_manifest = _manifest(committed_root), _manifest(built_root)
     result = Comparison(outputs=len(committed),
                         missing=sorted(committed.keys() - built.keys()),
@@ -91,10 +93,13 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
             why = explain_trajectory(path, recorded_manifest, built_root / path,
                                      dvc_cached(committed_root, md5))
         elif deps:
-            why = [f"derived from differing input(s): {', '.join(deps[:3])}"
-                   + (f" and {len(deps) - 3} more" if len(deps) > 3 else "")]
+            why = [f"derived from differing input(s): {_listed(deps)}"]
+        elif code := _changed_code(committed_stages[stage], built_stages.get(stage, {}),
+                                   committed):
+            why = [f"the code it runs differs from the lock's: {_listed(code)}"]
         else:
-            why = ["its recorded inputs are equal: the stage wrote other bytes from them"]
+            why = ["its recorded inputs and code are equal: the stage wrote other bytes "
+                   "from them"]
         result.differing.append({"path": path, "stage": stage, "recorded": md5,
                                  "built": built[path][0], "why": why})
     for section in CONTENT:
@@ -103,6 +108,20 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
             result.manifest.append(f"{MANIFEST}: section `{section}` differs"
                                    + (f" ({', '.join(keys)})" if keys else ""))
     return result
+
+
+def _changed_code(committed: dict[str, Any], built: dict[str, Any],
+                  produced: dict[str, Any]) -> list[str]:
+    """A stage's dependencies that no stage writes (its code and config) whose md5 differs
+    between the two locks."""
+    mine = {d["path"]: d.get("md5") for d in built.get("deps") or []}
+    return sorted(d["path"] for d in committed.get("deps") or []
+                  if d["path"] not in produced and mine.get(d["path"]) != d.get("md5"))
+
+
+def _listed(paths: list[str], limit: int = 3) -> str:
+    return ", ".join(paths[:limit]) + (f" and {len(paths) - limit} more"
+                                       if len(paths) > limit else "")
 
 
 def _differing_keys(a: Any, b: Any, limit: int = 5) -> list[str]:
@@ -137,23 +156,34 @@ def render(result: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run(args: Sequence[str], cwd: Path, log: Path) -> None:
+def _run(args: Sequence[str], cwd: Path, log: Path, env: dict[str, str] | None = None) -> str:
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"$ {' '.join(args)}\n")
         handle.flush()
-        done = subprocess.run(args, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+        done = subprocess.run(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env)
+        handle.write(done.stdout)
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
         raise RuntimeError(f"`{' '.join(args)}` failed ({done.returncode}); log {log}:\n{tail}")
+    return done.stdout
 
 
 def build(root: Path, work: Path, cores: int) -> Path:
-    """A clean clone of `root`'s HEAD under `work`, built by Snakemake and recorded by DVC."""
+    """A clean clone of `root`'s HEAD under `work`, built by Snakemake and recorded by DVC,
+    with the clone's own package first on the path (an editable install of `root` would
+    otherwise run the working tree's code, committed or not)."""
     clone = work / "clone"
     log = work / "build.log"
     _run(["git", "clone", "-q", "--no-hardlinks", str(root), str(clone)], work, log)
-    _run(["snakemake", "--cores", str(cores), "--quiet"], clone, log)
-    _run(["dvc", "commit", "--force", "--quiet"], clone, log)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(clone / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    found = _run([sys.executable, "-c", "import toolcalib; print(toolcalib.__file__)"],
+                 clone, log, env).strip()
+    if not Path(found).resolve().is_relative_to(clone.resolve()):
+        raise RuntimeError(f"the build would import toolcalib from {found}, not the clone")
+    _run(["snakemake", "--cores", str(cores), "--quiet"], clone, log, env)
+    _run(["dvc", "commit", "--force", "--quiet"], clone, log, env)
     return clone
 
 
