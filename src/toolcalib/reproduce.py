@@ -156,17 +156,15 @@ def render(result: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run(args: Sequence[str], cwd: Path, log: Path, env: dict[str, str] | None = None) -> str:
+def _run(args: Sequence[str], cwd: Path, log: Path, env: dict[str, str] | None = None) -> None:
+    """Run a command with its output streamed to `log` (a long build shows its progress)."""
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"$ {' '.join(args)}\n")
         handle.flush()
-        done = subprocess.run(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env)
-        handle.write(done.stdout)
+        done = subprocess.run(args, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT, env=env)
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
         raise RuntimeError(f"`{' '.join(args)}` failed ({done.returncode}); log {log}:\n{tail}")
-    return done.stdout
 
 
 def build(root: Path, work: Path, cores: int) -> Path:
@@ -178,8 +176,8 @@ def build(root: Path, work: Path, cores: int) -> Path:
     _run(["git", "clone", "-q", "--no-hardlinks", str(root), str(clone)], work, log)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(clone / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    found = _run([sys.executable, "-c", "import toolcalib; print(toolcalib.__file__)"],
-                 clone, log, env).strip()
+    found = subprocess.run([sys.executable, "-c", "import toolcalib; print(toolcalib.__file__)"],
+                           cwd=clone, env=env, capture_output=True, text=True).stdout.strip()
     if not Path(found).resolve().is_relative_to(clone.resolve()):
         raise RuntimeError(f"the build would import toolcalib from {found}, not the clone")
     _run(["snakemake", "--cores", str(cores), "--quiet"], clone, log, env)
