@@ -68,9 +68,20 @@ def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> N
 
 
 def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
-    lines = [dumps(row) + "\n" for row in rows]
-    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
-    return len(lines)
+    """Rows as JSON Lines (`jsonlines`' writer with `dumps`), written atomically; the count."""
+    import io
+
+    import jsonlines
+
+    buffer = io.StringIO()
+    count = 0
+    with jsonlines.Writer(buffer, dumps=dumps) as writer:
+        for row in rows:
+            writer.write(row)
+            count += 1
+        text = buffer.getvalue()
+    atomic_write_bytes(path, text.encode("utf-8"))
+    return count
 
 
 def write_json(path: str | Path, obj: Any) -> None:
@@ -86,13 +97,18 @@ def field_path(error: dict[str, Any]) -> str:
 
 def parse_line(text: str, model: type[T], file: str, line: int) -> T:
     """Validate one JSON line as `model`; failures raise InputError naming file:line and field."""
-    from pydantic import ValidationError
-
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{file}:{line}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    return validate(raw, model, file, line)
+
+
+def validate(raw: Any, model: type[T], file: str, line: int) -> T:
+    """`raw` (one parsed line) as `model`; failures raise InputError naming file:line, field."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -110,10 +126,37 @@ def iter_records(path: str | Path, model: type[T]) -> Iterator[T]:
     if model in views.VIEWS:
         yield from views.read_views(path, model)
         return
+    import jsonlines
+
+    file = str(path)
     with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if text.strip():
-                yield parse_line(text, model, str(path), number)
+        lines = _Numbered(handle)
+        reader = jsonlines.Reader(lines, loads=json.loads)
+        try:
+            for raw in reader.iter(skip_empty=True):
+                yield validate(raw, model, file, lines.number)
+        except jsonlines.InvalidLineError as exc:
+            cause = exc.__cause__
+            where = (f"{cause.msg} at column {cause.colno}"
+                     if isinstance(cause, json.JSONDecodeError) else str(exc).split(" (line")[0])
+            raise InputError(f"{file}:{exc.lineno}: not valid JSON ({where})") from exc
+
+
+class _Numbered:
+    """The lines of a text file, counting them: `number` is the last line's (1-based), so a
+    record `jsonlines` yields can be named by its line."""
+
+    def __init__(self, handle: Iterable[str]) -> None:
+        self.handle = iter(handle)
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.handle)
+        self.number += 1
+        return line
 
 
 def read_records(path: str | Path, model: type[T]) -> list[T]:
