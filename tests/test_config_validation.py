@@ -249,3 +249,25 @@ def test_snakemake_dry_run_plans_a_replay_model(project: Path, tmp_path: Path) -
                    "results/runs/published/baseline/bfcl/per_case.jsonl")
     assert done.returncode == 0, done.stderr
     assert '"backend":"replay"' in done.stdout
+
+
+EXAMPLES = sorted((ROOT / "config/examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_each_example_overlay_validates_and_dry_runs(project: Path, tmp_path: Path,
+                                                     example: Path) -> None:
+    """README "evaluate your own model": each overlay, as its one command runs it, plans
+    its model under every variant and the oracle under baseline only (nothing written)."""
+    overlay = yaml.safe_load(example.read_text())
+    config = validate(tmp_path, overlay)
+    model = next(m for m in config["models"] if m["backend"] != "policy")
+    assert model["backend"] == "openai" and "api_key" not in model["options"]
+    relative = str(example.relative_to(ROOT))
+    done = dry_run(project, "--cores", "8", "--configfile", relative)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for variant in overlay["variants"]:
+        assert f"results/trajectories/{model['name']}/{variant}/bfcl/" in done.stdout
+    assert "results/trajectories/policy-oracle/baseline/bfcl/" in done.stdout
+    assert "results/trajectories/policy-oracle/sri/" not in done.stdout
+    assert not (project / "results").exists()  # a dry run: no job ran
