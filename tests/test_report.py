@@ -12,16 +12,20 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.triples import triples
 from toolcalib.report import build_report, render_html
 from toolcalib.report.audit import audited
+from toolcalib.report.build import render_summary
+from toolcalib.report.selfcheck import checks
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["org/model-a", "policy-oracle"]
 VARIANTS = ["baseline", "paraphrase"]
 CATEGORIES = {"irrelevance": "refuse", "multi_turn_miss_param": "ask"}
-FIGURES = len(MODELS) + 1 + len(MODELS)  # heatmaps, the scatter, one shift plot per model
+REAL = ["org/model-a"]
+FIGURES = 2 * len(REAL) + 1 + len(REAL)  # profile and heatmap per real model, the plane, shift
+HEADLINE = 1280, 800
+"""The first viewport: the headline must be visible in it, no table wider than it."""
 
 
 def _case(model: str, variant: str, category: str, index: int) -> dict[str, object]:
@@ -116,7 +120,62 @@ def test_page_is_self_contained(report: Path) -> None:
     missing = set(re.findall(r'href="#([^"]+)"', text)) - set(ids)
     assert not missing, f"links without a target: {sorted(missing)[:5]}"
     f = frames()
-    assert (report.parent / "summary.md").read_text() == triples_markdown(f["triples"])
+    summary = render_summary(f["triples"], shift=f["shift"], validation=f["validation"])
+    assert (report.parent / "summary.md").read_text() == summary
+
+
+SECTIONS = ["headline", "shifts", "triples", "heatmaps", "self-check", "validation", "audit"]
+
+
+def test_headline_first_then_shifts_triples_self_check(report: Path) -> None:
+    """The page's order, the same in summary.md; the headline and shifts show real models
+    only; the reference policies are in the self-check, each invariant with its verdict."""
+    text = report.read_text(encoding="utf-8")
+    starts = [text.index(f'<section id="{s}">') for s in SECTIONS]
+    assert starts == sorted(starts)
+    headline = text[starts[0]:starts[1]]
+    assert headline.count("<svg") == len(REAL) + 1
+    assert 'aria-label="calibration profile, org/model-a"' in headline
+    assert "policy-oracle" not in headline and "policy-oracle" not in text[starts[1]:starts[2]]
+    check = text[starts[4]:starts[5]]
+    assert "policy-oracle</b>: GAR = 1 and Acc = 1 in every cell" in check
+    assert "FAILS in 4 of 4 cells" in check  # the made-up oracle is not one
+    md = (report.parent / "summary.md").read_text()
+    heads = ["## Calibration at a glance", "## Variant shifts", "## Triples",
+             "## Self-check", "## Classifier validation"]
+    assert [md.index(h) for h in heads] == sorted(md.index(h) for h in heads)
+    assert "- policy-oracle: GAR = 1 and Acc = 1 in every cell" in md
+    assert "org/model-a · paraphrase: 6 (category, metric) pair(s) moved" in md
+
+
+def test_a_variant_that_changed_nothing_is_one_line(tmp_path: Path) -> None:
+    f = frames()
+    flat = f["shift"].with_columns(delta=pl.lit(0.0), p_value=pl.lit(1.0))
+    text = render_html(f["triples"], f["confusion"], f["per_case"], shift=flat)
+    shifts = text[text.index('<section id="shifts">'):text.index('<section id="triples">')]
+    assert "org/model-a · paraphrase: no change (every delta 0 over 2 categories x 3 metrics)" \
+        in shifts
+    assert "<svg" not in shifts
+
+
+def test_self_check_holds_for_true_policies() -> None:
+    rows = pl.DataFrame([
+        {"model": "p-o", "variant": "baseline", "benchmark": "bfcl", "category": c,
+         "gold_action": g, "n": 3, "gar": 1.0, "acc": 1.0, "ter": float(c != "irrelevance"),
+         "ter_k": 3 * (c != "irrelevance")}
+        for c, g in (("irrelevance", "refuse"), ("multi_turn_miss_param", "ask"))
+    ] + [
+        {"model": "p-c", "variant": "baseline", "benchmark": "bfcl", "category": c,
+         "gold_action": g, "n": 200, "gar": 0.0, "acc": 0.0, "ter": ter, "ter_k": k}
+        for c, g, ter, k in (("live_irrelevance", "refuse", 0.995, 199),
+                             ("multi_turn_base", "tool_call", 1.0, 200))
+    ])  # fmt: skip
+    found = checks(rows, {"p-o": "oracle", "p-c": "always_call"})
+    assert [(c.model, c.holds) for c in found] == [("p-c", True), ("p-c", True),
+                                                   ("p-o", True)]
+    broken = checks(rows.with_columns(ter=pl.lit(0.5)), {"p-c": "always_call"})
+    assert [c.holds for c in broken] == [False, True]
+    assert broken[0].failed == ["baseline/bfcl/multi_turn_base (GAR 0.000, TER 0.500, Acc 0.000)"]
 
 
 def test_every_number_links_to_its_cases(report: Path) -> None:
@@ -174,6 +233,50 @@ def browse(binary: str, profile: Path, page: Path, *args: str) -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+LAYOUT = """<script>addEventListener('load',function(){
+var h=document.getElementById('headline').getBoundingClientRect(),d=document.documentElement;
+var w=0;document.querySelectorAll('table').forEach(function(t){
+var r=t.getBoundingClientRect();if(r.width>0&&r.right>w){w=r.right;}});
+var svgs=document.querySelectorAll('#headline svg'),low=0;svgs.forEach(function(s){
+low=Math.max(low,s.getBoundingClientRect().bottom);});
+var p=document.createElement('pre');p.id='layout';p.textContent=JSON.stringify({
+scroll:d.scrollWidth,table:w,top:h.top,figures:svgs.length,bottom:low});
+document.body.appendChild(p);});</script>"""
+"""Appended to a copy of the page: measures the layout after load into `<pre id=layout>`."""
+
+
+@pytest.mark.slow
+def test_headline_fits_the_first_viewport(chromium: str, report: Path, tmp_path: Path) -> None:
+    """At 1280x800: the page is no wider than the window (no table overflows it), the
+    headline's figures end inside the first viewport, and the screenshot shows them drawn."""
+    import json
+
+    import numpy as np
+    from PIL import Image
+
+    width, height = HEADLINE
+    probe = tmp_path / "probe.html"
+    probe.write_text(report.read_text(encoding="utf-8").replace("</body>", LAYOUT + "</body>"),
+                     encoding="utf-8")
+    dom = browse(chromium, tmp_path / "profile", probe, f"--window-size={width},{height}",
+                 "--dump-dom")
+    layout = json.loads(re.search(r'<pre id="layout">(.*?)</pre>', dom).group(1))
+    assert layout["scroll"] <= width and layout["table"] <= width, layout
+    assert layout["figures"] == len(REAL) + 1 and layout["bottom"] <= height, layout
+
+    shot = tmp_path / "first-screen.png"
+    browse(chromium, tmp_path / "profile", report, f"--window-size={width},{height}",
+           f"--screenshot={shot}")  # fmt: skip
+    pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
+    assert pixels.shape == (height, width, 3)
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    gar = (abs(r - 0x1F) < 20) & (abs(g - 0x5F) < 20) & (abs(b - 0xA8) < 20)
+    acc = (r > 240) & (abs(g - 0x7F) < 25) & (b < 50)
+    assert gar.sum() > 300 and acc.sum() > 300, "the profile's GAR and Acc bars are not drawn"
+    if os.environ.get("TOOLCALIB_KEEP_SCREENSHOT"):
+        shutil.copy(shot, os.environ["TOOLCALIB_KEEP_SCREENSHOT"] + ".first-screen.png")
 
 
 @pytest.mark.slow

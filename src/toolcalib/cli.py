@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="the self-contained HTML report (plots, audit anchors)")
     p.add_argument("--metrics-dir", required=True)
     p.add_argument("--validation", default=None, help="classifier validation table (CSV)")
+    p.add_argument("--policies", default=None,
+                   help="JSON: the reference policies' model names and kinds "
+                        "(default: models named policy-<kind>)")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("manifest", help="the run manifest: code, config, models, packages, hashes")

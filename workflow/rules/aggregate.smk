@@ -18,13 +18,17 @@ rule aggregate:
 
 
 rule report:
-    """One self-contained HTML page: triples, heatmaps, GAR vs Acc, shifts, audit anchors."""
+    """One self-contained HTML page, headline first: each real model's calibration profile and
+    GAR vs Acc, shifts, triples, heatmaps, the reference policies' self-check, audit anchors."""
     input:
         metrics=METRICS,
         validation=VALIDATION,
         code=code("report"),
     output:
         REPORT,
+    params:
+        policies=json.dumps({m["name"]: m["options"]["policy"] for m in config["models"]
+                             if m["backend"] == "policy"}, sort_keys=True, separators=(",", ":")),
     log:
         "results/logs/report.log",
     threads: 1
@@ -33,7 +37,7 @@ rule report:
         runtime=10,
     shell:
         "toolcalib report --metrics-dir results/metrics --validation {input.validation[0]:q}"
-        " --out-dir results/report 2> {log:q}"
+        " --policies {params.policies:q} --out-dir results/report 2> {log:q}"
 
 
 rule manifest:

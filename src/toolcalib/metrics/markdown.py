@@ -29,7 +29,8 @@ n = 0 and no rates ("–").
 """
 
 
-def _rate(row: dict[str, Any], rate: str) -> str:
+def rate_text(row: dict[str, Any], rate: str) -> str:
+    """`12.5% (1/8) [2.2, 47.1]`, or `– (n = 0)` for a cell with no scored case."""
     if row[rate] is None:  # n = 0: no rate, no interval
         return f"– (n = {row['n']})"
     low, high = row[f"{rate}_lo"], row[f"{rate}_hi"]
@@ -37,24 +38,25 @@ def _rate(row: dict[str, Any], rate: str) -> str:
     return f"{100 * row[rate]:.1f}% ({k}/{n}) [{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def _line(cells: list[Any]) -> str:
+def line(cells: list[Any]) -> str:
+    """One markdown table row (`|` in a cell escaped)."""
     return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
 
 
 def triples_markdown(triples: pl.DataFrame) -> str:
     """One line per triple, in the table's order, then how to read it."""
     header = [*KEYS, "gold", "n", "excluded", "step cap", *SHOWN.values(), "Acc>GAR", "GAR>Acc"]
-    lines = [_line(header), _line(["---"] * len(header))]
+    lines = [line(header), line(["---"] * len(header))]
     for row in triples.iter_rows(named=True):
         lines.append(
-            _line(
+            line(
                 [
                     *(row[key] for key in KEYS),
                     row["gold_action"],
                     row["n"],
                     row["n_excluded"],
                     row["n_step_cap"],
-                    *(_rate(row, rate) for rate in SHOWN),
+                    *(rate_text(row, rate) for rate in SHOWN),
                     row["acc_without_gold"],
                     row["gold_without_acc"],
                 ]

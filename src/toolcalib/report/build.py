@@ -1,4 +1,9 @@
-"""Assemble the report: one self-contained `index.html` and the markdown `summary.md`."""
+"""Assemble the report: one self-contained `index.html` and its markdown twin `summary.md`.
+
+Both follow one order: the headline (each real model's calibration profile and the GAR vs Acc
+plane), the real models' variant shifts, the full triples table, the gold x emitted heatmaps,
+the reference policies' self-check, the classifier validation and (page only) the audit
+listing."""
 
 from __future__ import annotations
 
@@ -7,15 +12,40 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes
-from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.rows import KEYS
-from toolcalib.report import figures, page
+from toolcalib.report import figures, page, summary
 from toolcalib.report.audit import case_lists, slugs
+from toolcalib.report.selfcheck import checks, policy_kinds
 
 SCORED = pl.col("n") > 0
 """A triple with a scored case: one with n = 0 has no rate, nothing to plot."""
 TITLE = "toolcalib: action-class calibration report"
 FILES = ("index.html", "summary.md")
+HEADLINE_VARIANT = "baseline"
+
+
+def headline_variant(triples: pl.DataFrame) -> str | None:
+    """`baseline` when it has a row, else the first variant in sorted order."""
+    variants = sorted(triples["variant"].unique().to_list())
+    if not variants:
+        return None
+    return HEADLINE_VARIANT if HEADLINE_VARIANT in variants else variants[0]
+
+
+def split_models(triples: pl.DataFrame, policies: dict[str, str] | None
+                 ) -> tuple[list[str], dict[str, str]]:
+    """(the real models, policy model -> kind), both sorted by name."""
+    models = sorted(triples["model"].unique().to_list())
+    kinds = policy_kinds(models, policies)
+    return [m for m in models if m not in kinds], kinds
+
+
+def unchanged(shift: pl.DataFrame) -> pl.DataFrame:
+    """Per (model, variant) of `shift`: whether every delta is 0 (or no case is paired)."""
+    return (shift.group_by("model", "variant")
+            .agg(((pl.col("delta").fill_null(0) == 0).all()).alias("unchanged"),
+                 pl.len().alias("rows"), pl.col("category").n_unique().alias("categories"))
+            .sort("model", "variant"))
 
 
 def render_html(
@@ -25,33 +55,82 @@ def render_html(
     *,
     shift: pl.DataFrame | None = None,
     validation: pl.DataFrame | None = None,
+    policies: dict[str, str] | None = None,
 ) -> str:
-    """The page's text; equal inputs give equal text (rows are taken in sorted order)."""
+    """The page's text; equal inputs give equal text (rows are taken in sorted order).
+    `policies`: the reference policies' model names and kinds (None: models named
+    `policy-<kind>`)."""
     triples = triples.sort(KEYS)
     slug_of = slugs([tuple(row) for row in triples.select(KEYS).iter_rows()])
     lists = case_lists(triples, per_case)
-    scatter = figures.gar_acc(triples)
-    sections = [
-        ("triples", "Triples (GAR, TER, Acc)", page.triples_table(triples, slug_of)),
-        ("heatmaps", "Gold x emitted at the gold turn",
-         page.figures(figures.heatmaps(confusion), grid=True)
-         + _unplotted(triples, ["model", "variant"], SCORED, "no scored case, no heatmap panel")),
-        ("gar-vs-acc", "GAR vs Acc", page.figures([scatter] if scatter else [])
-         + _unplotted(triples, KEYS, SCORED, "n = 0, no point")),
-    ]
+    real, kinds = split_models(triples, policies)
+    is_real = pl.col("model").is_in(real)
+    variant = headline_variant(triples)
+
+    plots = [figures.profile(triples, m, variant, i) for i, m in enumerate(real)]
+    plots = [p for p in plots if p is not None]
+    plane = figures.gar_acc(triples.filter(is_real & (pl.col("variant") == variant)),
+                            compact=True)
+    headline = page.figures([*plots, *([plane] if plane else [])], grid=True)
+    if not real:
+        headline += page.note("no real model in this run (only reference policies): see the "
+                              "self-check")
+    headline += _unplotted(triples.filter(is_real), ["model", "variant"], SCORED,
+                           "no scored case, no profile")
+    sections = [("headline", f"Calibration at a glance ({variant})", headline)]
+
     if shift is not None:
-        shift = shift.sort("model", "variant", "benchmark", "category", "metric")
-        body = page.figures(figures.shifts(shift))
-        body += _unplotted(shift, ["model", "variant"], pl.col("delta").is_not_null(),
-                           "no paired case, no plot")
-        body += ("\n<details><summary>shift table</summary>"
+        shift = shift.filter(is_real).sort("model", "variant", "benchmark", "category",
+                                           "metric")
+    if shift is not None and shift.height:
+        flat = unchanged(shift)
+        moved = shift.join(flat.filter(~pl.col("unchanged")).select("model", "variant"),
+                           on=["model", "variant"])
+        lines = [page.note(f"{m} · {v}: no change (every delta 0 over {c} categories x "
+                           f"{r // c} metrics)")
+                 for m, v, _, r, c in flat.filter("unchanged").iter_rows()]
+        body = "\n".join(lines) + "\n" + page.figures(figures.shifts(moved)) if moved.height \
+            else "\n".join(lines)
+        body += ("\n<details><summary>shift table (real models)</summary>"
                  f"{page.frame_table(shift)}</details>")
-        sections.append(("shifts", "Variant shifts", body))
+        sections.append(("shifts", "Variant shifts (real models, paired on the same cases)",
+                         body))
+    elif shift is not None or triples["variant"].n_unique() > 1:
+        sections.append(("shifts", "Variant shifts", page.note("no variant ran for a real model")))
+
+    sections.append(("triples", "Triples (GAR, TER, Acc), every model",
+                     page.triples_table(triples, slug_of)))
+    heat = confusion.filter(is_real)
+    sections.append(("heatmaps", "Gold x emitted at the gold turn (real models)",
+                     page.figures(figures.heatmaps(heat), grid=True)
+                     + _unplotted(triples.filter(is_real), ["model", "variant"], SCORED,
+                                  "no scored case, no heatmap panel")))
+    sections.append(("self-check", "Self-check: the reference policies",
+                     page.self_check(checks(triples, kinds), kinds)))
     if validation is not None:
         sections.append(("validation", "Classifier validation", page.frame_table(validation)))
     sections.append(("audit", "Audit: the cases behind every number",
                      page.audit_listing(triples, lists, slug_of)))
     return page.document(TITLE, sections)
+
+
+def render_summary(
+    triples: pl.DataFrame,
+    *,
+    shift: pl.DataFrame | None = None,
+    validation: pl.DataFrame | None = None,
+    policies: dict[str, str] | None = None,
+) -> str:
+    """summary.md: the page's sections in the page's order, as markdown."""
+    triples = triples.sort(KEYS)
+    real, kinds = split_models(triples, policies)
+    if shift is not None:
+        shift = shift.filter(pl.col("model").is_in(real)).sort(
+            "model", "variant", "benchmark", "category", "metric")
+    return summary.markdown(
+        triples, real=real, variant=headline_variant(triples), shift=shift,
+        flat=unchanged(shift) if shift is not None else None,
+        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE)
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:
@@ -71,6 +150,7 @@ def build_report(
     *,
     shift: pl.DataFrame | None = None,
     validation: pl.DataFrame | None = None,
+    policies: dict[str, str] | None = None,
     out_dir: str | Path,
 ) -> Path:
     """Write `out_dir/index.html` (figures inline, nothing external) and `summary.md`.
@@ -80,7 +160,9 @@ def build_report(
     Returns the path of index.html.
     """
     out = Path(out_dir)
-    text = render_html(triples, confusion, per_case, shift=shift, validation=validation)
+    text = render_html(triples, confusion, per_case, shift=shift, validation=validation,
+                       policies=policies)
     atomic_write_bytes(out / "index.html", text.encode("utf-8"))
-    atomic_write_bytes(out / "summary.md", triples_markdown(triples.sort(KEYS)).encode("utf-8"))
+    md = render_summary(triples, shift=shift, validation=validation, policies=policies)
+    atomic_write_bytes(out / "summary.md", md.encode("utf-8"))
     return out / "index.html"

@@ -1,4 +1,4 @@
-"""The report's figures: gold x emitted heatmaps, GAR vs Acc scatter, variant shift bars."""
+"""The report's figures: calibration profiles, GAR vs Acc plane, heatmaps, variant shifts."""
 
 from __future__ import annotations
 
@@ -92,9 +92,52 @@ def heatmaps(confusion: pl.DataFrame) -> list[Plot]:
     return plots
 
 
-def gar_acc(triples: pl.DataFrame) -> Plot | None:
+def profile(triples: pl.DataFrame, model: str, variant: str, index: int) -> Plot | None:
+    """One model's calibration profile under `variant`: per category (its gold class below
+    the name), GAR with its 95% Wilson interval beside Acc and TER; None without a scored cell.
+    One panel per benchmark."""
+    rows = triples.filter((pl.col("model") == model) & (pl.col("variant") == variant)
+                          & pl.col("gar").is_not_null())
+    if rows.height == 0:
+        return None
+    benchmarks = sorted(rows["benchmark"].unique().to_list())
+    bars = (("gar", "GAR", "#1f5fa8"), ("acc", "Acc", "#ff7f0e"), ("ter", "TER", "#9a9a9a"))
+    with style():
+        per_panel = [rows.filter(pl.col("benchmark") == b).height for b in benchmarks]
+        figure = new_figure(max(3.2, 1.0 + 0.5 * sum(per_panel)), 2.7)
+        axes = figure.subplots(1, len(benchmarks), squeeze=False, width_ratios=per_panel)[0]
+        for ax, benchmark in zip(axes, benchmarks, strict=True):
+            cells = rows.filter(pl.col("benchmark") == benchmark).sort("gold_action", "category")
+            for b, (rate, name, color) in enumerate(bars):
+                xs = [x - 0.27 + 0.27 * b for x in range(cells.height)]
+                values = cells[rate].to_list()
+                if rate == "gar":
+                    err = [[v - lo for v, lo in zip(values, cells["gar_lo"], strict=True)],
+                           [hi - v for v, hi in zip(values, cells["gar_hi"], strict=True)]]
+                    ax.bar(xs, values, 0.27, color=color, label=name, yerr=err,
+                           error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.2"})
+                else:
+                    ax.bar(xs, values, 0.27, color=color, label=name)
+            labels = [f"{c.removeprefix('multi_turn_')}\n({g}, n={n})" for c, g, n in
+                      cells.select("category", "gold_action", "n").iter_rows()]
+            ax.set_xticks(range(cells.height), labels, rotation=40, ha="right", fontsize=7)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(benchmark if len(benchmarks) > 1 else f"{model} · {variant}")
+        axes[0].set_ylabel("rate")
+        axes[0].legend(loc="upper left", ncols=3, fontsize=7, frameon=False,
+                       bbox_to_anchor=(0, 1.0))
+        if len(benchmarks) > 1:
+            figure.suptitle(f"{model} · {variant}")
+        svg = to_svg(figure, f"fig-profile-{index}", f"calibration profile, {model}")
+    return Plot(f"profile-{index}", model,
+                f"Under {variant}: per category (gold class, scored cases), GAR with its 95% "
+                "Wilson interval, Acc and TER.", svg)
+
+
+def gar_acc(triples: pl.DataFrame, compact: bool = False) -> Plot | None:
     """GAR vs Acc, one point per (model, category) with Wilson intervals, a panel per variant
-    that has a scored case; None when no cell has one (n = 0 cells have no point)."""
+    that has a scored case; None when no cell has one (n = 0 cells have no point).
+    `compact`: a small figure for the headline."""
     rows = triples.filter(pl.col("gar").is_not_null() & pl.col("acc").is_not_null())
     if rows.height == 0:
         return None
@@ -105,12 +148,13 @@ def gar_acc(triples: pl.DataFrame) -> Plot | None:
     color = {model: _color(i) for i, model in enumerate(models)}
     marker = {label: MARKERS[i % len(MARKERS)] for i, label in enumerate(labels)}
     with style():
-        figure = new_figure(3.0 + 5.0 * len(variants), 5.4)
+        size = (1.7 + 2.6 * len(variants), 2.7) if compact else (3.0 + 5.0 * len(variants), 5.4)
+        figure = new_figure(*size)
         axes = figure.subplots(1, len(variants), squeeze=False)[0]
         for ax, variant in zip(axes, variants, strict=True):
             ax.fill_between([0, 1], [0, 1], [1, 1], color="#d62728", alpha=0.07, linewidth=0)
             ax.plot([0, 1], [0, 1], linestyle="--", color="0.35", linewidth=1)
-            ax.text(0.5, 0.53, "above: Acc > GAR (grader masking)", rotation=45,
+            ax.text(0.5, 0.53, "above: Acc > GAR (masking)", rotation=45, fontsize=7,
                     rotation_mode="anchor", ha="center", va="bottom", color="#a01c1c",
                     transform_rotates_text=True)
             for r in rows.filter(pl.col("variant") == variant).iter_rows(named=True):
@@ -122,7 +166,7 @@ def gar_acc(triples: pl.DataFrame) -> Plot | None:
             ax.set_xlim(-0.03, 1.03)
             ax.set_ylim(-0.03, 1.03)
             ax.set_aspect("equal")
-            ax.set_xlabel("GAR (gold action rate)")
+            ax.set_xlabel("GAR (gold action recall)")
             ax.set_ylabel("Acc (benchmark verdict)")
             ax.set_title(variant)
         handles = [Line2D([], [], color=color[m], marker="o", linestyle="", label=m)
@@ -130,7 +174,8 @@ def gar_acc(triples: pl.DataFrame) -> Plot | None:
         handles += [Line2D([], [], color="0.3", marker=marker[c], linestyle="", label=c)
                     for c in labels]
         if handles:
-            figure.legend(handles=handles, loc="outside right upper")
+            figure.legend(handles=handles, loc="outside right upper",
+                          fontsize=7 if compact else None)
         svg = to_svg(figure, "fig-scatter", "GAR versus Acc per model and category")
     return Plot("gar-acc", "GAR vs Acc",
                 "One point per (model, category), with 95% Wilson intervals on both axes. The "

@@ -11,6 +11,7 @@ from toolcalib.metrics.markdown import FOOTER, SHOWN
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, RATES
 from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
+from toolcalib.report.selfcheck import Check
 
 RATE_LABELS = {rate: SHOWN.get(rate, "GAR@any emission") for rate in RATES}
 COUNT_LABELS = {
@@ -25,20 +26,31 @@ BOUND_LABELS = {ACC_WITHOUT_GOLD: "Acc>GAR", GOLD_WITHOUT_ACC: "GAR>Acc"}
 LABELS = {**COUNT_LABELS, **RATE_LABELS, **BOUND_LABELS}
 
 CSS = """\
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1800px;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-nav a{margin-right:1em}
+body{font:14px/1.4 system-ui,sans-serif;margin:.5em auto;max-width:1400px;padding:0 .8em;color:#222}
+h1{font-size:1.3em;margin:.2em 0}
+h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em;
+margin:1.2em 0 .4em}
+#headline h2{margin-top:.4em}
+nav{font-size:12px}nav a{margin-right:.8em}
 table{border-collapse:collapse;font-size:11px}
-th,td{border:1px solid #ddd;padding:2px 4px;vertical-align:top}
+table.triples{width:100%}
+th,td{border:1px solid #ddd;padding:2px 3px;vertical-align:top}
 th{background:#f3f3f3;position:sticky;top:0}
+table.triples th{cursor:pointer}
+td.key{word-break:break-word;max-width:11em}
+.filters{margin:.3em 0;font-size:12px}.filters select{margin-right:1em;font-size:12px}
 td.num{text-align:right;white-space:nowrap}
+td.num small{display:block}
 td.long{max-width:32em;word-break:break-all;font-size:10px}
 td small{color:#666;font-size:9.5px}
 a{color:#1f5fa8;text-decoration:none}a:hover{text-decoration:underline}
 :target{outline:2px solid #d62728;background:#fff4f4}
 .wide{overflow-x:auto}
 .grid{display:flex;flex-wrap:wrap;gap:1em 2em;align-items:flex-start}
-.grid figure{max-width:640px}
+.grid figure{max-width:640px;margin:.2em 0}
+#headline .grid{gap:.3em 1em}#headline figure{max-width:none;width:min-content}
+#headline figcaption{font-size:11px}
+li.fails{color:#a01c1c}li.holds{color:#1d6b2c}
 figure{margin:1em 0}figcaption{color:#555;max-width:70em}
 svg.fig{max-width:100%;height:auto;display:block}
 svg.fig *{stroke-linejoin:round;stroke-linecap:butt}
@@ -53,8 +65,21 @@ function reveal(){var t=document.getElementById(decodeURIComponent(location.hash
 for(var e=t;e;e=e.parentElement){if(e.tagName==='DETAILS'){e.open=true;}}
 if(t){t.scrollIntoView();}}
 addEventListener('hashchange',reveal);addEventListener('DOMContentLoaded',reveal);
+function filt(){var t=document.querySelector('table.triples'),
+s=t.parentElement.previousElementSibling;
+var v={};s.querySelectorAll('select').forEach(function(e){v[e.name]=e.value;});
+t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;
+for(var k in v){if(v[k]&&r.dataset[k]!==v[k]){ok=false;}}r.style.display=ok?'':'none';});}
+function sortBy(i){var t=document.querySelector('table.triples'),b=t.tBodies[0];
+var d=t.dataset.col==String(i)&&t.dataset.dir!=='-'?'-':'+';t.dataset.col=i;t.dataset.dir=d;
+var rows=Array.prototype.slice.call(b.rows);rows.sort(function(x,y){
+var a=x.cells[i].dataset.v||x.cells[i].textContent,c=y.cells[i].dataset.v||y.cells[i].textContent;
+var p=parseFloat(a),q=parseFloat(c),r=isNaN(p)||isNaN(q)?(a<c?-1:a>c?1:0):p-q;
+return d==='+'?r:-r;});
+rows.forEach(function(r){b.appendChild(r);});}
 """
-"""Opens the <details> around a linked audit entry (inline; nothing is fetched)."""
+"""Opens the <details> around a linked audit entry; filters and sorts the triples table
+(inline; nothing is fetched)."""
 
 
 def _link(target: str, text: str) -> str:
@@ -67,14 +92,15 @@ def _percent(value: float) -> str:
 
 def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
     if row[rate] is None:  # n = 0: no rate, no interval
-        return (f'<td class="num" id="{cell_id(slug, rate)}">–<br><small>'
+        return (f'<td class="num" data-v="-1" id="{cell_id(slug, rate)}">–<small>'
                 f"{_link(audit_id(slug, 'n'), 'n = ' + str(row['n']))}</small></td>")
     own = audit_id(slug, rate)
     interval = f"[{_percent(row[f'{rate}_lo'])}, {_percent(row[f'{rate}_hi'])}]"
     return (
-        f'<td class="num" id="{cell_id(slug, rate)}">{_link(own, _percent(row[rate]) + "%")}'
-        f"<br><small>{_link(own, str(row[f'{rate}_k']))}/"
-        f"{_link(audit_id(slug, 'n'), str(row['n']))} {interval}</small></td>"
+        f'<td class="num" data-v="{row[rate]}" id="{cell_id(slug, rate)}">'
+        f'{_link(own, _percent(row[rate]) + "%")}'
+        f"<small>{_link(own, str(row[f'{rate}_k']))}/"
+        f"{_link(audit_id(slug, 'n'), str(row['n']))}</small><small>{interval}</small></td>"
     )
 
 
@@ -91,16 +117,28 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     counts = [m for m in COUNT_LABELS if m in shown]
     bounds = [m for m in BOUND_LABELS if m in shown]
     header = [*KEYS, "gold", *(LABELS[m] for m in [*counts, *RATE_LABELS, *bounds])]
-    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
-    lines = ['<div class="wide"><table>', head]
+    head = "<thead><tr>" + "".join(
+        f'<th onclick="sortBy({i})" title="sort">{escape(h)}</th>' for i, h in enumerate(header)
+    ) + "</tr></thead><tbody>"
+    selects = []
+    for key in ("model", "benchmark", "category", "variant"):
+        options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>'
+                          for v in sorted(triples[key].unique().to_list()))
+        selects.append(f'<label>{key} <select name="{key}" onchange="filt()">'
+                       f'<option value="">all</option>{options}</select></label>')
+    lines = [f'<div class="filters">{"".join(selects)} (click a heading to sort)</div>',
+             '<div class="wide"><table class="triples">', head]
     for row in triples.iter_rows(named=True):
         slug = slug_of[tuple(row[k] for k in KEYS)]
-        cells = [f"<td>{escape(str(row[k]))}</td>" for k in [*KEYS, "gold_action"]]
+        data = "".join(f' data-{k}="{escape(str(row[k]))}"'
+                       for k in ("model", "benchmark", "category", "variant"))
+        cells = [f'<td class="key">{escape(str(row[k])).replace("_", "_<wbr>")}</td>'
+                 for k in [*KEYS, "gold_action"]]
         cells += [_count_cell(row, m, slug) for m in counts]
         cells += [_rate_cell(row, rate, slug) for rate in RATE_LABELS]
         cells += [_count_cell(row, m, slug) for m in bounds]
-        lines.append("<tr>" + "".join(cells) + "</tr>")
-    lines.append("</table></div>")
+        lines.append(f"<tr{data}>" + "".join(cells) + "</tr>")
+    lines.append("</tbody></table></div>")
     lines.append(f'<pre class="note">{escape(FOOTER)}</pre>')
     return "\n".join(lines)
 
@@ -132,6 +170,25 @@ def audit_listing(
             f"<div>{''.join(entries)}</div></details>"
         )
     return "\n".join(parts)
+
+
+def self_check(checks: list[Check], kinds: dict[str, str]) -> str:
+    """Each reference policy's invariants and whether they hold on this run's triples."""
+    if not kinds:
+        return note("no reference policy in this run")
+    items = []
+    for c in checks:
+        if c.holds:
+            verdict = f"holds ({c.cells} cells)"
+        else:
+            verdict = (f"FAILS in {len(c.failed)} of {c.cells} cells: "
+                       + "; ".join(c.failed))
+        items.append(f'<li class="{"holds" if c.holds else "fails"}"><b>{escape(c.model)}'
+                     f"</b>: {escape(c.invariant)}: {escape(verdict)}</li>")
+    items += [f"<li><b>{escape(m)}</b>: no invariant known for policy {escape(k)}</li>"
+              for m, k in sorted(kinds.items()) if not any(c.model == m for c in checks)]
+    return ("<p>Deterministic policies that calibrate the diagnostic itself; their rows are in "
+            "the triples table above.</p>\n<ul>" + "".join(items) + "</ul>")
 
 
 def _cell(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -14,9 +15,11 @@ from toolcalib.report import build_report
 from toolcalib.stages import log
 
 
-def run(metrics_dir: str, out_dir: str, validation: str | None = None) -> None:
+def run(metrics_dir: str, out_dir: str, validation: str | None = None,
+        policies: str | None = None) -> None:
     """Every table is read with its schema: one with no row (no scored case anywhere, no
-    variant) or with a column of nulls only (no cell with n > 0) keeps its types."""
+    variant) or with a column of nulls only (no cell with n > 0) keeps its types. `policies`:
+    JSON object, reference policy model name -> policy kind (the self-check's invariants)."""
     metrics = Path(metrics_dir)
     triples = read_csv_table(metrics / "triples.csv", TRIPLE_SCHEMA)
     confusion = read_csv_table(metrics / "confusion.csv", CONFUSION_SCHEMA)
@@ -24,5 +27,6 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None) -> None:
     shift = read_csv_table(metrics / "shift.csv", SHIFT_SCHEMA)
     checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
     path = build_report(triples, confusion, per_case, shift=shift if shift.height else None,
-                        validation=checks, out_dir=out_dir)
+                        validation=checks, out_dir=out_dir,
+                        policies=json.loads(policies) if policies is not None else None)
     log(f"report of {triples.height} triples -> {path}")

@@ -1,0 +1,79 @@
+"""summary.md: the report's markdown twin, in the page's order (the audit listing is the
+page's only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from toolcalib.metrics.markdown import line, rate_text, triples_markdown
+from toolcalib.report.selfcheck import Check
+
+
+def _headline(triples: pl.DataFrame, real: list[str], variant: str | None) -> list[str]:
+    rows = triples.filter(pl.col("model").is_in(real) & (pl.col("variant") == variant))
+    if rows.height == 0:
+        return ["No real model in this run (only reference policies): see the self-check."]
+    header = ["model", "category", "gold", "n", "GAR [95% CI]", "TER", "Acc [95% CI]",
+              "Acc>GAR", "GAR>Acc", "step cap", "excluded"]
+    out = [line(header), line(["---"] * len(header))]
+    for r in rows.sort("model", "benchmark", "gold_action", "category").iter_rows(named=True):
+        out.append(line([r["model"], r["category"], r["gold_action"], r["n"],
+                         rate_text(r, "gar"), rate_text(r, "ter"), rate_text(r, "acc"),
+                         r["acc_without_gold"], r["gold_without_acc"], r["n_step_cap"],
+                         r["n_excluded"]]))
+    return out
+
+
+def _shifts(shift: pl.DataFrame | None, flat: pl.DataFrame | None) -> list[str]:
+    if shift is None or flat is None or shift.height == 0:
+        return ["No variant ran for a real model."]
+    out = []
+    for model, variant, still, rows, categories in flat.iter_rows():
+        if still:
+            out.append(f"- {model} · {variant}: no change (every delta 0 over {categories} "
+                       f"categories x {rows // categories} metrics)")
+            continue
+        moved = shift.filter((pl.col("model") == model) & (pl.col("variant") == variant)
+                             & (pl.col("delta").fill_null(0) != 0))
+        out.append(f"- {model} · {variant}: {moved.height} (category, metric) pair(s) moved:")
+        for r in moved.iter_rows(named=True):
+            p = "–" if r.get("p_value") is None else f"{r['p_value']:.3g}"
+            out.append(f"  - {r['category']} {r['metric']}: {r['delta']:+.3f} (McNemar p = {p})")
+    return out
+
+
+def _self_check(checks: list[Check], kinds: dict[str, str]) -> list[str]:
+    if not kinds:
+        return ["No reference policy in this run."]
+    out = []
+    for c in checks:
+        verdict = (f"holds ({c.cells} cells)" if c.holds
+                   else f"FAILS in {len(c.failed)} of {c.cells} cells: " + "; ".join(c.failed))
+        out.append(f"- {c.model}: {c.invariant}: {verdict}")
+    out += [f"- {m}: no invariant known for policy `{k}`" for m, k in sorted(kinds.items())
+            if not any(c.model == m for c in checks)]
+    return out
+
+
+def _frame(frame: pl.DataFrame) -> list[str]:
+    def value(v: Any) -> str:
+        return "–" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    out = [line(frame.columns), line(["---"] * frame.width)]
+    return out + [line([value(v) for v in row]) for row in frame.iter_rows()]
+
+
+def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
+             shift: pl.DataFrame | None, flat: pl.DataFrame | None, checks: list[Check],
+             kinds: dict[str, str], validation: pl.DataFrame | None, title: str) -> str:
+    parts = [f"# {title}", "", f"## Calibration at a glance ({variant}, real models)", "",
+             *_headline(triples, real, variant), "",
+             "## Variant shifts (real models, paired on the same cases)", "",
+             *_shifts(shift, flat), "", "## Triples (GAR, TER, Acc), every model", "",
+             triples_markdown(triples).rstrip("\n"), "",
+             "## Self-check: the reference policies", "", *_self_check(checks, kinds), ""]
+    if validation is not None:
+        parts += ["## Classifier validation", "", *_frame(validation), ""]
+    return "\n".join(parts)
