@@ -191,12 +191,21 @@ def test_every_number_links_to_its_cases(report: Path) -> None:
     slug = "org_model-a-baseline-bfcl-irrelevance"
     listing = re.search(rf'id="audit-{slug}-n_excluded">.*?<p class="ids">(.*?)</p>', text)
     assert listing and listing.group(1) == "irrelevance_5"
-    listing = re.search(rf'id="audit-{slug}-acc">.*?<p class="ids">(.*?)</p>', text)
-    expected = frames()["per_case"].filter(
+    cell = frames()["per_case"].filter(
         (pl.col("model") == "org/model-a") & (pl.col("variant") == "baseline")
-        & (pl.col("category") == "irrelevance") & pl.col("scored") & pl.col("passed")
-    )["case_id"].to_list()  # fmt: skip
+        & (pl.col("category") == "irrelevance") & pl.col("scored")
+    )  # fmt: skip
+    listing = re.search(rf'id="audit-{slug}-ter">.*?<p class="ids">(.*?)</p>', text)
+    expected = cell.filter("tool_call_emitted")["case_id"].to_list()
     assert listing and listing.group(1).split() == sorted(expected, key=lambda c: int(c[12:]))
+    # most of n: written as the scored cases it leaves out
+    listing = re.search(rf'id="audit-{slug}-acc">.*?<p class="ids">(.*?)</p>', text)
+    failed = sorted(cell.filter(~pl.col("passed"))["case_id"], key=lambda c: int(c[12:]))
+    assert listing and listing.group(1) == (
+        f'every case of <a href="#audit-{slug}-n">n</a> but {len(failed)}: ' + " ".join(failed))
+    # GAR@gold turn's cases are GAR's here: listed once, the second entry names the first
+    same = re.search(rf'<p class="same" id="audit-{slug}-gar_turn">(.*?)</p>', text)
+    assert same and same.group(1).endswith(f'the same cases as <a href="#audit-{slug}-gar">GAR</a>')
 
 
 def test_per_case_must_agree_with_triples() -> None:

@@ -56,7 +56,7 @@ svg.fig{max-width:100%;height:auto;display:block}
 svg.fig *{stroke-linejoin:round;stroke-linecap:butt}
 details.audit{margin:.2em 0}details.audit>div{margin-left:1.5em}
 p.ids{font:11px/1.5 ui-monospace,monospace;margin:.2em 0 .5em 1.5em;word-break:break-all}
-p.empty{margin:.1em 0;color:#777}
+p.empty,p.same{margin:.1em 0;color:#777}
 pre.note{white-space:pre-wrap;color:#555}
 """
 
@@ -99,8 +99,7 @@ def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
     return (
         f'<td class="num" data-v="{row[rate]}" id="{cell_id(slug, rate)}">'
         f'{_link(own, _percent(row[rate]) + "%")}'
-        f"<small>{_link(own, str(row[f'{rate}_k']))}/"
-        f"{_link(audit_id(slug, 'n'), str(row['n']))}</small><small>{interval}</small></td>"
+        f"<small>{row[f'{rate}_k']}/{row['n']}</small><small>{interval}</small></td>"
     )
 
 
@@ -146,18 +145,34 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
 def audit_listing(
     triples: pl.DataFrame, lists: dict[Key, dict[str, list[str]]], slug_of: dict[Key, str]
 ) -> str:
-    """Per triple, a collapsed list of the case ids behind each of its numbers."""
+    """Per triple, a collapsed list of the case ids behind each of its numbers (a list equal
+    to an earlier one of the same triple names that one instead of repeating it)."""
     parts = []
     for row in triples.iter_rows(named=True):
         key = tuple(row[k] for k in KEYS)
         slug = slug_of[key]
         entries = []
+        first: dict[tuple[str, ...], str] = {}  # a list of ids -> the metric that shows it
         for metric, (meaning, _) in audited(triples.columns).items():
             ids = lists[key][metric]
             head = (f"{escape(LABELS[metric])}: {len(ids)} — {escape(meaning)} "
                     f"({_link(cell_id(slug, metric), 'table')})")
             if not ids:
                 entries.append(f'<p class="empty" id="{audit_id(slug, metric)}">{head}</p>')
+                continue
+            same = first.setdefault(tuple(ids), metric)
+            if same != metric:  # written once per cell: the page stays small
+                entries.append(f'<p class="same" id="{audit_id(slug, metric)}">{head}: the same '
+                               f"cases as {_link(audit_id(slug, same), LABELS[same])}</p>")
+                continue
+            scored = lists[key]["n"]
+            if metric != "n" and 2 * len(ids) > len(scored) and set(ids) <= set(scored):
+                rest = set(ids)
+                missing = [case for case in scored if case not in rest]
+                entries.append(
+                    f'<details id="{audit_id(slug, metric)}"><summary>{head}</summary>'
+                    f'<p class="ids">every case of {_link(audit_id(slug, "n"), "n")} but '
+                    f"{len(missing)}: {escape(' '.join(missing))}</p></details>")
                 continue
             entries.append(
                 f'<details id="{audit_id(slug, metric)}"><summary>{head}</summary>'
