@@ -71,7 +71,7 @@ def render_html(
     plots = [p for p in plots if p is not None]
     plane = figures.gar_acc(triples.filter(is_real & (pl.col("variant") == variant)),
                             compact=True)
-    headline = page.figures([*plots, *([plane] if plane else [])], grid=True)
+    headline = page.figures([*plots, *([plane] if plane else [])], grid=True, fit=True)
     if not real:
         headline += page.note("no real model in this run (only reference policies): see the "
                               "self-check")

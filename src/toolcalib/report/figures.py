@@ -121,11 +121,11 @@ def profile(triples: pl.DataFrame, model: str, variant: str, index: int) -> Plot
             labels = [f"{c.removeprefix('multi_turn_')}\n({g}, n={n})" for c, g, n in
                       cells.select("category", "gold_action", "n").iter_rows()]
             ax.set_xticks(range(cells.height), labels, rotation=40, ha="right", fontsize=7)
-            ax.set_ylim(0, 1.05)
+            ax.set_ylim(0, 1.28)  # the band above 1 holds the legend
+            ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
             ax.set_title(benchmark if len(benchmarks) > 1 else f"{model} · {variant}")
         axes[0].set_ylabel("rate")
-        axes[0].legend(loc="upper left", ncols=3, fontsize=7, frameon=False,
-                       bbox_to_anchor=(0, 1.0))
+        axes[0].legend(loc="upper left", ncols=3, fontsize=7, frameon=False)
         if len(benchmarks) > 1:
             figure.suptitle(f"{model} · {variant}")
         svg = to_svg(figure, f"fig-profile-{index}", f"calibration profile, {model}")

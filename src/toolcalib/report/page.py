@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -37,7 +38,7 @@ table.triples{width:100%}
 th,td{border:1px solid #ddd;padding:2px 3px;vertical-align:top}
 th{background:#f3f3f3;position:sticky;top:0}
 table.triples th{cursor:pointer}
-td.key{word-break:break-word;max-width:11em}
+td.key{word-break:break-word;max-width:11em}td.gold{white-space:nowrap}
 .filters{margin:.3em 0;font-size:12px}.filters select{margin-right:1em;font-size:12px}
 td.num{text-align:right;white-space:nowrap}
 td.num small{display:block}
@@ -48,7 +49,7 @@ a{color:#1f5fa8;text-decoration:none}a:hover{text-decoration:underline}
 .wide{overflow-x:auto}
 .grid{display:flex;flex-wrap:wrap;gap:1em 2em;align-items:flex-start}
 .grid figure{max-width:640px;margin:.2em 0}
-#headline .grid{gap:.3em 1em}#headline figure{max-width:none;width:min-content}
+#headline .grid{gap:.3em 1em}#headline figure{max-width:none}
 #headline figcaption{font-size:11px}
 li.fails{color:#a01c1c}li.holds{color:#1d6b2c}
 figure{margin:1em 0}figcaption{color:#555;max-width:70em}
@@ -132,7 +133,8 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
         data = "".join(f' data-{k}="{escape(str(row[k]))}"'
                        for k in ("model", "benchmark", "category", "variant"))
         cells = [f'<td class="key">{escape(str(row[k])).replace("_", "_<wbr>")}</td>'
-                 for k in [*KEYS, "gold_action"]]
+                 for k in KEYS]
+        cells.append(f'<td class="gold">{escape(str(row["gold_action"]))}</td>')
         cells += [_count_cell(row, m, slug) for m in counts]
         cells += [_rate_cell(row, rate, slug) for rate in RATE_LABELS]
         cells += [_count_cell(row, m, slug) for m in bounds]
@@ -233,11 +235,18 @@ def note(text: str) -> str:
     return f'<p class="empty">{escape(text)}</p>'
 
 
-def figures(plots: list[Plot], grid: bool = False) -> str:
-    """Each plot as a <figure> with its caption (`grid`: side by side where they fit)."""
+def _width(plot: Plot) -> str:
+    """` style="width:Npx"`: the figure as wide as its SVG (its caption wraps under it)."""
+    points = re.search(r'\bwidth="([\d.]+)pt"', plot.svg)
+    return f' style="width:{round(float(points.group(1)) * 4 / 3)}px"' if points else ""
+
+
+def figures(plots: list[Plot], grid: bool = False, fit: bool = False) -> str:
+    """Each plot as a <figure> with its caption (`grid`: side by side where they fit; `fit`:
+    each figure exactly as wide as its SVG)."""
     html = "\n".join(
-        f'<figure id="{plot.id}">{plot.svg}<figcaption><b>{escape(plot.title)}.</b> '
-        f"{escape(plot.caption)}</figcaption></figure>"
+        f'<figure id="{plot.id}"{_width(plot) if fit else ""}>{plot.svg}<figcaption><b>'
+        f"{escape(plot.title)}.</b> {escape(plot.caption)}</figcaption></figure>"
         for plot in plots
     )
     return f'<div class="grid">{html}</div>' if grid else html
