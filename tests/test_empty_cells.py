@@ -162,19 +162,21 @@ def test_confusion_and_shift_keep_their_types(mixed: Path) -> None:
 
 def test_the_report_shows_n_0_and_plots_nothing_for_it(mixed: Path) -> None:
     page = (mixed / "results" / "report" / "index.html").read_text()
-    # one heatmap (model-ok, its baseline panel) and the scatter; no shift plot: no pair
-    assert page.count("<svg") == 2
-    assert page.count('id="heatmap-') == 1
+    # model-ok's baseline profile, the GAR vs Acc plane (the headline: baseline) and one
+    # heatmap (model-ok, its baseline panel); no shift plot: no pair
+    assert page.count("<svg") == 3
+    assert page.count('id="profile-') == 1 and page.count('id="heatmap-') == 1
+    assert "no scored case, no profile: model-down · baseline" in page
+    assert "n = 0, no point: model-down · baseline · bfcl · irrelevance" in page
     assert "no scored case, no heatmap panel: model-down · baseline; model-ok · sri" in page
-    assert ("n = 0, no point: model-down · baseline · bfcl · irrelevance; "
-            "model-ok · sri · bfcl · irrelevance") in page
     assert "no paired case, no plot: model-ok · sri" in page
     cell = re.search(r'id="cell-model-down-baseline-bfcl-irrelevance-gar">(.*?)</td>', page)
     assert cell and cell.group(1) == (
-        '–<br><small><a href="#audit-model-down-baseline-bfcl-irrelevance-n">n = 0</a></small>')
+        '–<small><a href="#audit-model-down-baseline-bfcl-irrelevance-n">n = 0</a></small>')
     assert "NaN" not in page and "nan%" not in page
     summary = (mixed / "results" / "report" / "summary.md").read_text()
     assert "– (n = 0)" in summary
+    assert "- model-ok · sri: no paired case, no comparison" in summary
 
 
 def test_audit_recomputes_an_all_excluded_cell(mixed: Path) -> None:

@@ -250,8 +250,13 @@ var w=0;document.querySelectorAll('table').forEach(function(t){
 var r=t.getBoundingClientRect();if(r.width>0&&r.right>w){w=r.right;}});
 var svgs=document.querySelectorAll('#headline svg'),low=0;svgs.forEach(function(s){
 low=Math.max(low,s.getBoundingClientRect().bottom);});
+var sel=document.querySelector('select[name=model]');sel.value='org/model-a';filt();
+var shown=0;document.querySelectorAll('table.triples tbody tr').forEach(function(r){
+if(r.style.display!=='none'){shown++;}});sel.value='';filt();sortBy(0);sortBy(0);
+var first=document.querySelector('table.triples tbody tr').dataset.model;
 var p=document.createElement('pre');p.id='layout';p.textContent=JSON.stringify({
-scroll:d.scrollWidth,table:w,top:h.top,figures:svgs.length,bottom:low});
+scroll:d.scrollWidth,table:w,top:h.top,figures:svgs.length,bottom:low,shown:shown,
+first:first});
 document.body.appendChild(p);});</script>"""
 """Appended to a copy of the page: measures the layout after load into `<pre id=layout>`."""
 
@@ -274,6 +279,9 @@ def test_headline_fits_the_first_viewport(chromium: str, report: Path, tmp_path:
     layout = json.loads(re.search(r'<pre id="layout">(.*?)</pre>', dom).group(1))
     assert layout["scroll"] <= width and layout["table"] <= width, layout
     assert layout["figures"] == len(REAL) + 1 and layout["bottom"] <= height, layout
+    # the inline filter and sort work without a server
+    assert layout["shown"] == len(VARIANTS) * len(CATEGORIES)
+    assert layout["first"] == "policy-oracle"  # sorted by model, twice: descending
 
     shot = tmp_path / "first-screen.png"
     browse(chromium, tmp_path / "profile", report, f"--window-size={width},{height}",

@@ -41,9 +41,9 @@ def split_models(triples: pl.DataFrame, policies: dict[str, str] | None
 
 
 def unchanged(shift: pl.DataFrame) -> pl.DataFrame:
-    """Per (model, variant) of `shift`: whether every delta is 0 (or no case is paired)."""
-    return (shift.group_by("model", "variant")
-            .agg(((pl.col("delta").fill_null(0) == 0).all()).alias("unchanged"),
+    """Per (model, variant) of `shift` with a paired case: whether every delta is 0."""
+    return (shift.filter(pl.col("delta").is_not_null()).group_by("model", "variant")
+            .agg((pl.col("delta") == 0).all().alias("unchanged"),
                  pl.len().alias("rows"), pl.col("category").n_unique().alias("categories"))
             .sort("model", "variant"))
 
@@ -75,8 +75,9 @@ def render_html(
     if not real:
         headline += page.note("no real model in this run (only reference policies): see the "
                               "self-check")
-    headline += _unplotted(triples.filter(is_real), ["model", "variant"], SCORED,
-                           "no scored case, no profile")
+    shown = triples.filter(is_real & (pl.col("variant") == variant))
+    headline += _unplotted(shown, ["model", "variant"], SCORED, "no scored case, no profile")
+    headline += _unplotted(shown, KEYS, SCORED, "n = 0, no point")
     sections = [("headline", f"Calibration at a glance ({variant})", headline)]
 
     if shift is not None:
@@ -91,6 +92,8 @@ def render_html(
                  for m, v, _, r, c in flat.filter("unchanged").iter_rows()]
         body = "\n".join(lines) + "\n" + page.figures(figures.shifts(moved)) if moved.height \
             else "\n".join(lines)
+        body += _unplotted(shift, ["model", "variant"], pl.col("delta").is_not_null(),
+                           "no paired case, no plot")
         body += ("\n<details><summary>shift table (real models)</summary>"
                  f"{page.frame_table(shift)}</details>")
         sections.append(("shifts", "Variant shifts (real models, paired on the same cases)",

@@ -75,7 +75,7 @@ function sortBy(i){var t=document.querySelector('table.triples'),b=t.tBodies[0];
 var d=t.dataset.col==String(i)&&t.dataset.dir!=='-'?'-':'+';t.dataset.col=i;t.dataset.dir=d;
 var rows=Array.prototype.slice.call(b.rows);rows.sort(function(x,y){
 var a=x.cells[i].dataset.v||x.cells[i].textContent,c=y.cells[i].dataset.v||y.cells[i].textContent;
-var p=parseFloat(a),q=parseFloat(c),r=isNaN(p)||isNaN(q)?(a<c?-1:a>c?1:0):p-q;
+var p=parseFloat(a),q=parseFloat(c),r=p===p&&q===q?p-q:(a<c?-1:a>c?1:0);
 return d==='+'?r:-r;});
 rows.forEach(function(r){b.appendChild(r);});}
 """

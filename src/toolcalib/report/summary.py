@@ -29,7 +29,9 @@ def _headline(triples: pl.DataFrame, real: list[str], variant: str | None) -> li
 def _shifts(shift: pl.DataFrame | None, flat: pl.DataFrame | None) -> list[str]:
     if shift is None or flat is None or shift.height == 0:
         return ["No variant ran for a real model."]
-    out = []
+    unpaired = sorted(set(shift.select("model", "variant").rows())
+                      - set(flat.select("model", "variant").rows()))
+    out = [f"- {model} · {variant}: no paired case, no comparison" for model, variant in unpaired]
     for model, variant, still, rows, categories in flat.iter_rows():
         if still:
             out.append(f"- {model} · {variant}: no change (every delta 0 over {categories} "
