@@ -206,6 +206,12 @@ def test_every_number_links_to_its_cases(report: Path) -> None:
     # GAR@gold turn's cases are GAR's here: listed once, the second entry names the first
     same = re.search(rf'<p class="same" id="audit-{slug}-gar_turn">(.*?)</p>', text)
     assert same and same.group(1).endswith(f'the same cases as <a href="#audit-{slug}-gar">GAR</a>')
+    # every triple of a category scores the same cases: n's list is written once on the page
+    same = re.search(r'<p class="same" id="audit-policy-oracle-paraphrase-bfcl-irrelevance-n">'
+                     r"(.*?)</p>", text)
+    assert same and same.group(1).endswith(
+        f'the same cases as <a href="#audit-{slug}-n">n of org/model-a · baseline · bfcl · '
+        'irrelevance</a>')
 
 
 def test_per_case_must_agree_with_triples() -> None:

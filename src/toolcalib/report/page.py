@@ -148,13 +148,13 @@ def audit_listing(
     triples: pl.DataFrame, lists: dict[Key, dict[str, list[str]]], slug_of: dict[Key, str]
 ) -> str:
     """Per triple, a collapsed list of the case ids behind each of its numbers (a list equal
-    to an earlier one of the same triple names that one instead of repeating it)."""
+    to one listed earlier on the page names that one instead of repeating it)."""
     parts = []
+    first: dict[tuple[str, ...], tuple[Key, str]] = {}  # a list of ids -> where it is shown
     for row in triples.iter_rows(named=True):
         key = tuple(row[k] for k in KEYS)
         slug = slug_of[key]
         entries = []
-        first: dict[tuple[str, ...], str] = {}  # a list of ids -> the metric that shows it
         for metric, (meaning, _) in audited(triples.columns).items():
             ids = lists[key][metric]
             head = (f"{escape(LABELS[metric])}: {len(ids)} — {escape(meaning)} "
@@ -162,10 +162,11 @@ def audit_listing(
             if not ids:
                 entries.append(f'<p class="empty" id="{audit_id(slug, metric)}">{head}</p>')
                 continue
-            same = first.setdefault(tuple(ids), metric)
-            if same != metric:  # written once per cell: the page stays small
+            where, same = first.setdefault(tuple(ids), (key, metric))
+            if (where, same) != (key, metric):  # written once: the page stays small
+                text = LABELS[same] if where == key else f"{LABELS[same]} of {' · '.join(where)}"
                 entries.append(f'<p class="same" id="{audit_id(slug, metric)}">{head}: the same '
-                               f"cases as {_link(audit_id(slug, same), LABELS[same])}</p>")
+                               f"cases as {_link(audit_id(slug_of[where], same), text)}</p>")
                 continue
             scored = lists[key]["n"]
             if metric != "n" and 2 * len(ids) > len(scored) and set(ids) <= set(scored):
