@@ -116,6 +116,9 @@ def profile(triples: pl.DataFrame, model: str, variant: str, index: int) -> Plot
                            [hi - v for v, hi in zip(values, cells["gar_hi"], strict=True)]]
                     ax.bar(xs, values, 0.27, color=color, label=name, yerr=err,
                            error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.2"})
+                    for x, value in zip(xs, values, strict=True):  # a GAR of 0 has no bar
+                        ax.text(x, 0.01, f"{value:.2f}".rstrip("0").rstrip("."), fontsize=5.5,
+                                ha="center", va="bottom", color="#1f5fa8", rotation=90)
                 else:
                     ax.bar(xs, values, 0.27, color=color, label=name)
             labels = [f"{c.removeprefix('multi_turn_')}\n({g}, n={n})" for c, g, n in
@@ -166,8 +169,8 @@ def gar_acc(triples: pl.DataFrame, compact: bool = False) -> Plot | None:
             ax.set_xlim(-0.03, 1.03)
             ax.set_ylim(-0.03, 1.03)
             ax.set_aspect("equal")
-            ax.set_xlabel("GAR (gold action recall)")
-            ax.set_ylabel("Acc (benchmark verdict)")
+            ax.set_xlabel("GAR" if compact else "GAR (gold action recall)")
+            ax.set_ylabel("Acc" if compact else "Acc (benchmark verdict)")
             ax.set_title(variant)
         handles = [Line2D([], [], color=color[m], marker="o", linestyle="", label=m)
                    for m in models]
