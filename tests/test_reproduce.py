@@ -53,6 +53,8 @@ def make_tree(root: Path, records: list[dict], actions: str = "a") -> Path:
             {"path": "results/manifest.json", "md5": md5(root / "results/manifest.json")}]},
     }
     (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        name: {"cmd": stage["cmd"]} for name, stage in stages.items()}}))
     return root
 
 
@@ -149,3 +151,16 @@ def test_a_stage_whose_code_changed_says_which_file(tmp_path):
         (root / "dvc.lock").write_text(yaml.safe_dump(lock))
     derived = next(d for d in compare(committed, built).differing if d["path"] == ACTIONS)
     assert derived["why"] == ["the code it runs differs from the lock's: src/toolcalib/x.py"]
+
+
+def test_stale_lock_stages_and_unbuilt_outputs_fail(tmp_path):
+    committed = make_tree(tmp_path / "a", [record("c1", "hi")])
+    built = make_tree(tmp_path / "b", [record("c1", "hi")])
+    for root in (committed, built):  # the dvc.yaml lost a stage its dvc.lock still records
+        (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"generate": {"cmd": "gen"},
+                                                                  "manifest": {"cmd": "man"}}}))
+    (built / ACTIONS).unlink()
+    result = compare(committed, built)
+    assert result.stale == ["evaluate"] and result.missing == [ACTIONS]
+    text = render(result)
+    assert "STALE   evaluate" in text and "reproduce: FAILED: 2 of 3" in text

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from toolcalib.audit import LOCK, MANIFEST, AuditError, read_lock
 from toolcalib.trajdigest import dvc_cached, explain_trajectory
 
@@ -45,11 +47,12 @@ class Comparison:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     manifest: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not (self.differing or self.missing or self.extra or self.manifest)
+        return not (self.differing or self.missing or self.extra or self.manifest or self.stale)
 
 
 def outputs(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
@@ -84,6 +87,10 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
                         extra=sorted(built.keys() - committed.keys()),
                         machine={"recorded": capability(recorded_manifest),
                                  "built": capability(built_manifest)})
+    # a lock entry no dvc.yaml stage owns, or an output recorded but not built, proves nothing
+    result.stale = sorted(committed_stages.keys() - _stage_names(committed_root))
+    result.missing = sorted({*result.missing, *(p for p in built
+                                                if not (built_root / p).exists())})
     changed = {p for p in committed.keys() & built.keys() if committed[p][0] != built[p][0]}
     for path in sorted(changed - {MANIFEST}):
         md5, stage = committed[path]
@@ -108,6 +115,12 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
             result.manifest.append(f"{MANIFEST}: section `{section}` differs"
                                    + (f" ({', '.join(keys)})" if keys else ""))
     return result
+
+
+def _stage_names(root: Path) -> set[str]:
+    path = root / "dvc.yaml"
+    return set((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("stages") or {}) \
+        if path.is_file() else set()
 
 
 def _changed_code(committed: dict[str, Any], built: dict[str, Any],
@@ -139,14 +152,16 @@ def render(result: Comparison) -> str:
         lines.append(f"DIFFERS {item['path']}  <- stage {item['stage']}")
         lines.append(f"        md5 {item['recorded']} recorded, {item['built']} built")
         lines += [f"        {why}" for why in item["why"]]
-    lines += [f"MISSING {p} (in the committed lock, not built)" for p in result.missing]
+    lines += [f"MISSING {p} (recorded in a lock, not built)" for p in result.missing]
+    lines += [f"STALE   {name}: a stage of the committed {LOCK} that dvc.yaml no longer has "
+              "(its outputs are never built)" for name in result.stale]
     lines += [f"EXTRA   {p} (built, not in the committed lock)" for p in result.extra]
     lines += [f"DIFFERS {line}" for line in result.manifest]
     if result.ok:
         lines.append(f"reproduce: OK: all {result.outputs} outputs equal to {LOCK} "
                      "(the manifest by its content)")
         return "\n".join(lines) + "\n"
-    count = len(result.differing) + len(result.missing) + len(result.extra)
+    count = len(result.differing) + len(result.missing) + len(result.extra) + len(result.stale)
     lines.append(f"reproduce: FAILED: {count} of {result.outputs} outputs differ from {LOCK}"
                  + (", and the manifest's content" if result.manifest else ""))
     if machine["recorded"] != machine["built"]:
