@@ -39,6 +39,7 @@ PLURAL = {"model": "models", "variant": "variants", "benchmark": "benchmarks",
 TRIPLES = "results/metrics/triples.csv"
 PER_CASE = "results/metrics/per_case.parquet"
 MANIFEST = "results/manifest.json"
+TRAJECTORIES = "results/trajectories/"
 LOCK = "dvc.lock"
 HINT = "run `dvc repro` or `snakemake --cores 8` first (or `dvc pull` for a recorded run)"
 RESULT_CHARS = 300
@@ -299,11 +300,16 @@ def _release_file(benchmark: str, manifest: dict[str, Any],
     return found[0] if found else None
 
 
+def is_trajectory(path: str, manifest: dict[str, Any]) -> bool:
+    """Whether an output is a generate stage's trajectory file (the manifest digests it)."""
+    return path in (manifest.get("trajectories") or {}) or path.startswith(TRAJECTORIES)
+
+
 def explain(root: Path, path: str, recorded: str, manifest: dict[str, Any]) -> list[str]:
     """Why a file no longer matches its recorded md5: record by record for a trajectory whose
     recorded version is in DVC's cache, else from the manifest's digests of it."""
     committed = dvc_cached(root, recorded)
-    if path in (manifest.get("trajectories") or {}) or path.startswith("results/trajectories/"):
+    if is_trajectory(path, manifest):
         return explain_trajectory(path, manifest, root / path, committed)
     if committed is None:
         return ["the recorded version is not in DVC's cache (`dvc pull` fetches it, "

@@ -29,13 +29,12 @@ from typing import Any
 
 import yaml
 
-from toolcalib.audit import LOCK, MANIFEST, AuditError, read_lock
+from toolcalib.audit import LOCK, MANIFEST, AuditError, is_trajectory, read_lock
 from toolcalib.trajdigest import dvc_cached, explain_trajectory
 
 CONTENT = ("config", "models", "inputs", "trajectories")
 """Manifest sections that must be equal; the others (code, machine, packages) describe where
 and from which commit a build ran."""
-TRAJECTORIES = "results/trajectories/"
 
 
 @dataclass
@@ -96,7 +95,7 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
         md5, stage = committed[path]
         deps = [d["path"] for d in committed_stages[stage].get("deps") or []
                 if d["path"] in changed]
-        if path.startswith(TRAJECTORIES):
+        if is_trajectory(path, recorded_manifest):
             why = explain_trajectory(path, recorded_manifest, built_root / path,
                                      dvc_cached(committed_root, md5))
         elif deps:
