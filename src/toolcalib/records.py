@@ -78,6 +78,11 @@ class Case(Record):
     gold_turn: int
     multi_step: bool = True
     """False for single-turn benchmarks answered in one emission with no execution."""
+    open_turns: bool = Field(default=False, exclude_if=lambda value: not value)
+    """True when a simulated user opens turns beyond the scripted ones (τ²-bench): every turn
+    after the last of `turns` takes that turn's gold class."""
+    gold_rule: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The name of the rule that set `gold_action`, where the benchmark has several."""
     source: SourceRef
 
 
@@ -120,6 +125,8 @@ class TurnTrace(Record):
     index: int
     steps: list[Step]
     ended: Literal["no_call", "step_cap", "single_step", "error", "context_overflow"]
+    user: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The simulated user's message that opened this turn (τ²-bench)."""
 
 
 class Trajectory(Record):
@@ -138,6 +145,13 @@ class Trajectory(Record):
     messages: list[Message]
     """The full conversation as the model saw and produced it (dropped replies excluded)."""
     interventions: list[Intervention] = Field(default_factory=list)
+    termination: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Why an episode with a simulated user ended, in the benchmark's words (τ²: `user_stop`,
+    `agent_stop`, `max_steps`, `too_many_errors`, `user_error`, ...)."""
+    user_identity: dict[str, Any] | None = Field(default=None,
+                                                 exclude_if=lambda value: value is None)
+    """What identifies the simulated user's answers (a backend's identity, or the reference
+    user's name and version), as `model_identity` does the model's."""
 
 
 Message.model_rebuild()

@@ -264,29 +264,32 @@ class StepView(View):
 class TurnTraceView(View):
     """A `TurnTrace`: the steps of one turn and how it ended."""
 
-    __slots__ = ("index", "steps", "ended")
+    __slots__ = ("index", "steps", "ended", "user")
 
-    def __init__(self, index: int, steps: list[StepView], ended: str) -> None:
+    def __init__(self, index: int, steps: list[StepView], ended: str,
+                 user: str | None = None) -> None:
         self.index = index
         self.steps = steps
         self.ended = ended
+        self.user = user
 
     FIELDS = (("index", INT, REQUIRED), ("steps", list_of(view_check(StepView)), REQUIRED),
-              ("ended", one_of(TURN_ENDS), REQUIRED))
+              ("ended", one_of(TURN_ENDS), REQUIRED), ("user", OPTIONAL_STR, None))
     STRICT = True
 
     @staticmethod
     def fast(raw: Any) -> TurnTraceView | None:
-        if type(raw) is not dict or raw.keys() != _TRACE_KEYS:
+        if type(raw) is not dict or (raw.keys() != _SCRIPTED_TRACE_KEYS
+                                     and raw.keys() != _TRACE_KEYS):
             return None
-        index, steps, ended = raw["index"], raw["steps"], raw["ended"]
+        index, steps, ended, user = raw["index"], raw["steps"], raw["ended"], raw.get("user")
         if type(index) is not int or type(steps) is not list or type(ended) is not str \
-                or ended not in _TURN_ENDS:
+                or ended not in _TURN_ENDS or (user is not None and type(user) is not str):
             return None
         built = _built(StepView.fast, steps)
         if built is None:
             return None
-        return TurnTraceView(index, built, ended)
+        return TurnTraceView(index, built, ended, user)
 
 
 class InterventionView(View):
@@ -310,7 +313,7 @@ class TrajectoryView(View):
     """A `Trajectory` without the conversation and the model's identity."""
 
     __slots__ = ("case_id", "benchmark", "category", "model", "variant", "outcome", "error",
-                 "turns", "interventions")
+                 "turns", "interventions", "termination")
 
     def __init__(self, case_id: str,
                  benchmark: str,
@@ -320,7 +323,8 @@ class TrajectoryView(View):
                  outcome: str,
                  error: str | None,
                  turns: list[TurnTraceView],
-                 interventions: list[InterventionView]) -> None:
+                 interventions: list[InterventionView],
+                 termination: str | None = None) -> None:
         self.case_id = case_id
         self.benchmark = benchmark
         self.category = category
@@ -330,12 +334,14 @@ class TrajectoryView(View):
         self.error = error
         self.turns = turns
         self.interventions = interventions
+        self.termination = termination
 
     FIELDS = (("case_id", STR, REQUIRED), ("benchmark", STR, REQUIRED),
               ("category", STR, REQUIRED), ("model", STR, REQUIRED), ("variant", STR, REQUIRED),
               ("outcome", one_of(OUTCOMES), REQUIRED), ("error", OPTIONAL_STR, None),
               ("turns", list_of(view_check(TurnTraceView)), REQUIRED),
-              ("interventions", list_of(view_check(InterventionView)), list))
+              ("interventions", list_of(view_check(InterventionView)), list),
+              ("termination", OPTIONAL_STR, None))
     STRICT = False
 
     @staticmethod
@@ -352,11 +358,14 @@ class TrajectoryView(View):
                 or (error is not None and type(error) is not str) or type(turns) is not list \
                 or interventions != []:
             return None
+        termination = get("termination")
+        if termination is not None and type(termination) is not str:
+            return None
         built = _built(TurnTraceView.fast, turns)
         if built is None:
             return None
         return TrajectoryView(case_id, benchmark, category, model, variant, outcome, error, built,
-                              [])
+                              [], termination)
 
 
 class TurnView(View):
@@ -392,7 +401,7 @@ class CaseView(View):
     read."""
 
     __slots__ = ("id", "benchmark", "category", "turns", "environment", "gold_action", "gold_turn",
-                 "multi_step")
+                 "multi_step", "open_turns")
 
     def __init__(self, id: str,
                  benchmark: str,
@@ -401,7 +410,8 @@ class CaseView(View):
                  environment: dict[str, Any],
                  gold_action: str,
                  gold_turn: int,
-                 multi_step: bool) -> None:
+                 multi_step: bool,
+                 open_turns: bool = False) -> None:
         self.id = id
         self.benchmark = benchmark
         self.category = category
@@ -410,11 +420,12 @@ class CaseView(View):
         self.gold_action = gold_action
         self.gold_turn = gold_turn
         self.multi_step = multi_step
+        self.open_turns = open_turns
 
     FIELDS = (("id", STR, REQUIRED), ("benchmark", STR, REQUIRED), ("category", STR, REQUIRED),
               ("turns", list_of(view_check(TurnView)), REQUIRED), ("environment", OBJECT, dict),
               ("gold_action", one_of(GOLD_CLASSES), REQUIRED), ("gold_turn", INT, REQUIRED),
-              ("multi_step", BOOL, True))
+              ("multi_step", BOOL, True), ("open_turns", BOOL, False))
     STRICT = False
 
     @staticmethod
@@ -424,17 +435,19 @@ class CaseView(View):
         get = raw.get
         case_id, benchmark, category, turns, environment, gold, gold_turn, multi_step = (
             get("id"), get("benchmark"), get("category"), get("turns"), get("environment"),
-            get("gold_action"), get("gold_turn"), get("multi_step"))
+            get("gold_action"), get("gold_turn"), get("multi_step", True))
+        open_turns = get("open_turns", False)
         if type(case_id) is not str or type(benchmark) is not str or type(category) is not str \
                 or type(turns) is not list or type(environment) is not dict \
                 or type(gold) is not str or gold not in _GOLD_CLASSES \
-                or type(gold_turn) is not int or type(multi_step) is not bool:
+                or type(gold_turn) is not int or type(multi_step) is not bool \
+                or type(open_turns) is not bool:
             return None
         built = _built(TurnView.fast, turns)
         if built is None:
             return None
         return CaseView(case_id, benchmark, category, built, environment, gold, gold_turn,
-                        multi_step)
+                        multi_step, open_turns)
 
 
 def _built(fast: Callable[[Any], V | None], items: list[Any]) -> list[V] | None:
@@ -468,6 +481,7 @@ def _keys(view: type) -> frozenset[str]:
 
 _CALL_KEYS, _EMISSION_KEYS = _keys(CallView), _keys(EmissionView)
 _STEP_KEYS, _TRACE_KEYS = _keys(StepView), _keys(TurnTraceView)
+_SCRIPTED_TRACE_KEYS = _TRACE_KEYS - {"user"}
 _PARSES, _TURN_ENDS, _OUTCOMES = frozenset(PARSES), frozenset(TURN_ENDS), frozenset(OUTCOMES)
 _GOLD_CLASSES = frozenset(GOLD_CLASSES)
 """What the views' `fast` builders check against."""

@@ -14,7 +14,10 @@ from typing import Any
 from toolcalib.metrics.wilson import wilson
 
 KEYS = ["model", "variant", "benchmark", "category"]
-"""One triple per value of these columns, in this sort order."""
+"""One triple per value of these columns and the gold class, in this sort order (a BFCL
+category has one gold class; a τ² domain has several, and its `confirm` units)."""
+CELL_KEYS = [*KEYS, "gold_action"]
+"""What names one triple (a cell of the report)."""
 CASE_KEYS = [*KEYS, "case_id"]
 GOLD_COLUMNS = ["benchmark", "case_id", "gold_action", "gold_turn"]
 
@@ -67,6 +70,10 @@ def gold_rows(cases: Iterable[Any]) -> list[dict[str, Any]]:
 
 _case_key = itemgetter(*CASE_KEYS)
 _triple_key = itemgetter(*KEYS)
+
+
+def _group_key(case: Row) -> tuple[Any, ...]:
+    return (*_triple_key(case), case["gold_action"] or "")
 
 
 def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any],
@@ -184,7 +191,7 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
     """
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for case in cases:
-        key = _triple_key(case)
+        key = _group_key(case)
         group = groups.get(key)
         if group is None:
             group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS + TURN_COUNTS, 0),
@@ -208,7 +215,8 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
     rows = []
     for key in sorted(groups):
         group = groups[key]
-        row = {**dict(zip(KEYS, key, strict=True)), "gold_action": "|".join(sorted(group["gold"])),
+        row = {**dict(zip(KEYS, key[:-1], strict=True)),
+               "gold_action": "|".join(sorted(group["gold"])),
                **{count: int(group[count]) for count in COUNTS}}
         row |= {count: int(group[count]) for count in TURN_COUNTS}
         n = row["n"]
