@@ -13,8 +13,8 @@ from toolcalib.benchmarks import Benchmark
 from toolcalib.classify.base import Profile
 from toolcalib.classify.trajectory import action_rows
 from toolcalib.jsonio import InputError
-from toolcalib.score.multi_turn import Score
 from toolcalib.variants import get_variant
+from toolcalib.verdicts import Score
 from toolcalib.views import CaseView, TrajectoryView, read_views
 
 

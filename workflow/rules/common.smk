@@ -26,13 +26,18 @@ def module_file(module):
     return module.removeprefix("toolcalib.").replace(".", "/") + ".py"
 
 
-def code(stage, *extra, backends=False, benchmarks=False):
+def code(stage, *extra, backends=False, benchmark=None):
     """Package sources a stage's command runs (its import closure, plus the registered backends
-    and benchmarks it may load, which registries import lazily): editing one reruns exactly
-    the jobs that run it."""
+    and the benchmark it loads, which registries import lazily): editing one reruns exactly
+    the jobs that run it (a benchmark's package reruns only that benchmark's jobs)."""
     registered = [*(BACKEND_MODULES.values() if backends else ()),
-                  *(BENCHMARK_MODULES.values() if benchmarks else ())]
+                  *([BENCHMARK_MODULES[benchmark]] if benchmark else ())]
     return closure("src", [f"stages/{stage}.py", *map(module_file, registered), *extra])
+
+
+def benchmark_code(stage, **kwargs):
+    """`code` as an input function of a rule with a `{benchmark}` wildcard."""
+    return lambda wildcards: code(stage, benchmark=wildcards.benchmark, **kwargs)
 
 
 def release(wildcards):

@@ -5,7 +5,7 @@ rule generate:
         release=release,
         model=model_dir,
         user=user_model_dir,
-        code=code("generate", backends=True, benchmarks=True),
+        code=benchmark_code("generate", backends=True),
     output:
         "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
     params:

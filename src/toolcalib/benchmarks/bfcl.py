@@ -17,7 +17,8 @@ from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
 from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment, gold_trace, read_gold
-from toolcalib.score.multi_turn import Score, score_case
+from toolcalib.score.multi_turn import score_case
+from toolcalib.verdicts import Score
 from toolcalib.views import CaseView, TrajectoryView
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment
-from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView, View
+from toolcalib.verdicts import Score
+from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
@@ -22,26 +23,6 @@ EMPTY_TURN = "multi_turn:empty_turn_model_response"
 STATE_MISMATCH = "multi_turn:instance_state_mismatch"
 RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
-
-
-class Score(View):
-    """One case's verdict: a row of a score table (its fields, `__slots__`, are the table's
-    columns). `scored` is False for infrastructure outcomes (`error`, `context_overflow`),
-    never scored; `error_type` is BFCL's name for a failure, e.g.
-    `multi_turn:instance_state_mismatch`; `details`: differences, missing results."""
-
-    __slots__ = ("case_id", "benchmark", "category", "model", "variant", "scored", "passed",
-                 "error_type", "error_message", "failed_turn", "details")
-
-    def __init__(self, case_id: str, benchmark: str, category: str, model: str, variant: str,
-                 scored: bool, passed: bool | None, error_type: str | None = None,
-                 error_message: str | None = None, failed_turn: int | None = None,
-                 details: dict[str, Any] | None = None) -> None:
-        self.case_id, self.benchmark, self.category = case_id, benchmark, category
-        self.model, self.variant, self.scored, self.passed = model, variant, scored, passed
-        self.error_type, self.error_message = error_type, error_message
-        self.failed_turn = failed_turn
-        self.details = {} if details is None else details
 
 
 def score_case(

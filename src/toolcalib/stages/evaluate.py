@@ -31,8 +31,8 @@ from toolcalib.metrics.rows import (
     jsonl_bytes,
     triple_rows,
 )
-from toolcalib.score.multi_turn import Score
 from toolcalib.stages import log
+from toolcalib.verdicts import Score
 
 SCORE_COLUMNS = list(Score.__slots__)
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
+from toolcalib.benchmarks.tau2.user import is_stop
 from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.generate import Conversation, EnvironmentFactory
@@ -57,7 +58,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             return finish()
         messages.append(Message(role="user", content=said))
         count += 1
-        if _user_stopped(said):
+        if is_stop(said):
             termination = "user_stop"
             return finish()
         if count >= max_steps:
@@ -106,7 +107,3 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             return finish()
 
 
-def _user_stopped(text: str) -> bool:
-    from toolcalib.benchmarks.tau2.user import is_stop
-
-    return is_stop(text)

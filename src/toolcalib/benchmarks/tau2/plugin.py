@@ -7,13 +7,25 @@ Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
+from toolcalib.backends.base import recorded_identity
+from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.loop import conversation
+from toolcalib.benchmarks.tau2.normalize import normalize_tasks
+from toolcalib.benchmarks.tau2.policies import POLICIES
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
+from toolcalib.benchmarks.tau2.score import gold_hash, score_trajectory
+from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
+from toolcalib.benchmarks.tau2.writes import write_units
+from toolcalib.records import Message, ToolCall
+from toolcalib.verdicts import Score
+from toolcalib.views import MODEL_OUTCOMES
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (
@@ -46,8 +58,6 @@ class Session:
 def conversation_of(trajectory: Any) -> list[Any]:
     """The agent's messages and tool results of a trajectory (or its view), from its steps:
     what τ²'s reward reads (the users' texts carry no calls in these domains)."""
-    from toolcalib.records import Message, ToolCall
-
     messages = []
     for trace in trajectory.turns:
         for step in trace.steps:
@@ -72,9 +82,6 @@ class Tau2:
     opens_as: dict[str, str] = {}
 
     def load_cases(self, source: str | Path, category: str) -> list[Any]:
-        from toolcalib.benchmarks.tau2.environment import Tau2Environment
-        from toolcalib.benchmarks.tau2.normalize import normalize_tasks
-
         release = _release(str(source))
         domain = check_domain(category)
         env = Tau2Environment(release, domain)
@@ -83,8 +90,6 @@ class Tau2:
                                artifact=release.wheel.name, artifact_sha256=release.sha256)
 
     def environment(self, source: str | Path, case: Any) -> Session:
-        from toolcalib.benchmarks.tau2.environment import Tau2Environment
-
         release = _release(str(source))
         domain = case.environment["domain"]
         return Session(partial(Tau2Environment, release, domain, case.environment["task"]),
@@ -92,15 +97,11 @@ class Tau2:
                                             policy=release.policy(domain)))
 
     def gold(self, source: str | Path, case: Any) -> dict[str, Any]:
-        from toolcalib.benchmarks.tau2.score import gold_hash
-
         return {"case_id": case.id, "category": case.category,
                 "db_hash": gold_hash(_release(str(source)), case.environment["task"],
                                      case.environment["domain"])}
 
     def read_gold(self, path: str | Path) -> dict[str, Any]:
-        import json
-
         with open(path, encoding="utf-8") as handle:
             return {row["case_id"]: row for row in map(json.loads, handle)}
 
@@ -108,10 +109,6 @@ class Tau2:
         """τ²'s reward of the trajectory (`score.Tau2Scorer`); passed iff reward 1. An
         infrastructure outcome is not scored; a limit (`max_steps`, `too_many_errors`) is
         scored as τ² scores it (reward 0)."""
-        from toolcalib.benchmarks.tau2.score import score_trajectory
-        from toolcalib.score.multi_turn import Score
-        from toolcalib.views import MODEL_OUTCOMES
-
         common = {"case_id": case.id, "benchmark": case.benchmark, "category": case.category,
                   "model": trajectory.model, "variant": trajectory.variant}
         if trajectory.outcome not in MODEL_OUTCOMES:
@@ -133,28 +130,17 @@ class Tau2:
                               "termination": trajectory.termination})
 
     def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
-        from toolcalib.benchmarks.tau2.writes import write_units
-
         return write_units(case, trajectory, score)
 
-    @property
-    def policies(self) -> dict[str, Any]:
-        from toolcalib.benchmarks.tau2.policies import POLICIES
-
-        return POLICIES
+    policies = POLICIES
 
     def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
         """The agent-user loop with the config's limits and user (`reference`, else the
         backend playing the user)."""
-        from toolcalib.benchmarks.tau2.loop import conversation
-        from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
-
         if options.get("user", REFERENCE) == REFERENCE:
             user: Any = ReferenceUser()
             identity = user.identity()
         else:
-            from toolcalib.backends.base import recorded_identity
-
             user = LlmUser(_release(str(source)).guidelines(), options.get("user_params") or {})
             identity = recorded_identity(user_backend.identity())
         return partial(conversation, user=user, user_identity=identity,

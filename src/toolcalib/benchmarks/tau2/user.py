@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.classify.default import DefaultProfile
 from toolcalib.records import Emission, Message
+
+DATA_FILES = ("data/default_classifier.yaml",)
+"""The reference user reads the agent's messages with the `default` profile's cues."""
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 STOP_SIGNALS = (STOP, TRANSFER, OUT_OF_SCOPE)
@@ -126,6 +131,9 @@ class ReferenceUser:
 
 
 def _agent_class(text: str) -> str | None:
-    from toolcalib.classify.profiles import get_profile
+    return _profile().classify(Emission(text=text)).action
 
-    return get_profile("default").classify(Emission(text=text)).action
+
+@cache
+def _profile() -> DefaultProfile:
+    return DefaultProfile()

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolcalib.classify.confirm import confirm_verdict
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
 from toolcalib.views import MODEL_OUTCOMES
 
 
 def write_units(case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
     """The per-case rows (`metrics.rows.CASE_COLUMNS`) of every write call of a trajectory."""
-    from toolcalib.classify.confirm import confirm_verdict
-
     writes = set(case.environment.get("write_tools") or ())
     scored = trajectory.outcome in MODEL_OUTCOMES and bool(score.scored)
     rows: list[dict[str, Any]] = []
