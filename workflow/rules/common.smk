@@ -53,9 +53,13 @@ def model_dir(wildcards):
     return converted(wildcards.model)
 
 
+RUN_FIELDS = ("source", "limit", "cases", "variants", "benchmarks")
+"""Model fields that say what runs, not how the model answers: not part of its spec."""
+
+
 def spec_json(name, overrides=None):
     """The `--model-spec` JSON of model `name`, `overrides` merged into its options."""
-    spec = {k: v for k, v in MODELS[name].items() if k not in ("source", "limit", "cases", "variants")}
+    spec = {k: v for k, v in MODELS[name].items() if k not in RUN_FIELDS}
     extra = {**(overrides or {}), **{"model_dir": d for d in converted(name)}}
     if extra:
         spec["options"] = {**spec.get("options", {}), **extra}
