@@ -3,19 +3,21 @@
     python bench/record_parse.py [--before REV] [--after REV|.] [--results DIR] [--repeat N]
                                  [--job MODEL/VARIANT ...] [--no-bytecode] [--json FILE]
 
-Each tree is a git revision's `src/` (`git archive`, default `--before main`) or the working
-tree's (`.`, the default `--after`). Every figure is the median of `--repeat` fresh processes
+Each tree is a git revision's `src/` (`git archive`; default `--before`: where HEAD left main,
+`git merge-base HEAD main`, so that only this branch's changes differ) or the working tree's
+(`.`, the default `--after`). Every figure is the median of `--repeat` fresh processes
 (`PYTHONPATH=<tree>/src`), the two trees taking turns:
 
 - `start-up`: `python -c "import toolcalib.cli, toolcalib.stages.evaluate,
   toolcalib.benchmarks.bfcl"`, what a `toolcalib evaluate` process imports before it reads a
   line (wall time of the whole process, interpreter included; `python -c pass` is shown too);
 - `parse <file>`: reading one input file as the stage reads it (the cycle collector paused, as
-  the stage does), timed inside the process after its imports: a case file, a trajectory file
-  (the plain views `views.read_views(path, CaseView|TrajectoryView)` of a tree that has
-  `toolcalib.views`, else the records, `jsonio.read_records(path, Case|Trajectory)`) and a
-  gold file (`score.gold.read_gold`; a tree whose gold lines parse their turns when the checker
-  asks parses them all here, `turn(i)` for each, so both trees do the same work);
+  the stage does), timed inside the process after its imports, one process per kind reading
+  the six files in turn (what it builds once counts in the first file's time): case files and
+  trajectory files (the plain views, `views.read_views(path, CaseView|TrajectoryView)`, of a
+  tree that has `toolcalib.views`, else the records, `jsonio.read_records(path,
+  Case|Trajectory)`) and gold files (`score.gold.read_gold`, every turn of every trace asked
+  for, `turn(i)`, so that a tree that decodes traces or turns when asked does all the work);
 - `evaluate <job>`: the workflow's whole `toolcalib evaluate` job of a (model, variant) over
   the six BFCL categories (outputs into a temporary folder), wall time: start-up, parsing,
   classification, scoring and writing together; the outputs of the two trees are compared
@@ -50,7 +52,7 @@ IMPORTS = "import toolcalib.cli, toolcalib.stages.evaluate, toolcalib.benchmarks
 
 PROBE = r"""
 import gc, json, sys, time
-kind, path = sys.argv[1], sys.argv[2]
+kind, paths = sys.argv[1], sys.argv[2:]
 try:
     from toolcalib.views import CaseView as Case, TrajectoryView as Trajectory, read_views as read
 except ImportError:
@@ -58,21 +60,24 @@ except ImportError:
     from toolcalib.records import Case, Trajectory
 from toolcalib.score.gold import read_gold
 gc.disable()
-begin = time.perf_counter()
-if kind == "gold":
-    golds = read_gold(path)
-    for gold in golds.values():
-        index = 0
-        while True:
-            try:
-                gold.turn(index)
-            except ValueError:
-                break
-            index += 1
-    count = len(golds)
-else:
-    count = len(read(path, Case if kind == "cases" else Trajectory))
-print(json.dumps({"seconds": time.perf_counter() - begin, "records": count}))
+done = []
+for path in paths:
+    begin = time.perf_counter()
+    if kind == "gold":
+        golds = read_gold(path)
+        for gold in golds.values():
+            index = 0
+            while True:
+                try:
+                    gold.turn(index)
+                except ValueError:
+                    break
+                index += 1
+        count = len(golds)
+    else:
+        count = len(read(path, Case if kind == "cases" else Trajectory))
+    done.append({"seconds": time.perf_counter() - begin, "records": count})
+print(json.dumps(done))
 """
 
 
@@ -106,9 +111,11 @@ def wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - begin
 
 
-def probe(kind: str, path: Path, env: dict[str, str]) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", PROBE, kind, str(path)], env=env, check=True,
-                          capture_output=True, text=True)
+def probe(kind: str, paths: list[Path], env: dict[str, str]) -> list[dict[str, float]]:
+    """Each file of one kind read in turn by one process, as the stage reads them (the first
+    file's time holds what the process builds once, a decoder for instance)."""
+    done = subprocess.run([sys.executable, "-c", PROBE, kind, *map(str, paths)], env=env,
+                          check=True, capture_output=True, text=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -135,7 +142,8 @@ def same_outputs(a: Path, b: Path) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default="main", help="git revision (default main)")
+    parser.add_argument("--before", default=None,
+                        help="git revision (default: git merge-base HEAD main)")
     parser.add_argument("--after", default=".", help="git revision, or . (the working tree)")
     parser.add_argument("--results", default=str(ROOT / "results"))
     parser.add_argument("--repeat", type=int, default=5)
@@ -145,6 +153,9 @@ def main() -> int:
     parser.add_argument("--no-bytecode", action="store_true")
     parser.add_argument("--json", default=None, help="write the figures here too")
     args = parser.parse_args()
+    if args.before is None:
+        args.before = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, check=True,
+                                     capture_output=True, text=True).stdout.strip()[:12]
     results = Path(args.results).resolve()
     jobs = args.job or ["policy-always_call/baseline", "qwen2.5-coder-0.5b/baseline"]
     inputs = [("cases", results / "cases" / "bfcl" / f"{c}.jsonl") for c in CATEGORIES]
@@ -176,10 +187,11 @@ def main() -> int:
                 record(name, "python -c pass", wall([sys.executable, "-c", "pass"], env, work))
                 record(name, "start-up (evaluate's imports)",
                        wall([sys.executable, "-c", IMPORTS], env, work))
-                for kind, path in inputs:
-                    done = probe(kind, path, env)
-                    record(name, f"parse {kind}/{path.name}", done["seconds"])
-                    counts[name][f"{kind}/{path.name}"] = done["records"]
+                for kind in ("cases", "trajectories", "gold"):
+                    paths = [path for of, path in inputs if of == kind]
+                    for path, done in zip(paths, probe(kind, paths, env), strict=True):
+                        record(name, f"parse {kind}/{path.name}", done["seconds"])
+                        counts[name][f"{kind}/{path.name}"] = done["records"]
                 for job in jobs:
                     out = work / "out" / name / job
                     argv = evaluate_argv(results, job, out)

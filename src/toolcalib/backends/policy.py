@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from toolcalib.backends.base import Request
-from toolcalib.config import ModelSpec
-from toolcalib.records import Emission, Record, ToolCall
+from toolcalib.config import ModelSpec, StrictModel
+from toolcalib.records import Emission, ToolCall
 
 ASK_TEXT = "Could you please provide the missing information I need to do this?"
 REFUSE_TEXT = "I cannot do this: none of the available functions fits this request."
@@ -77,7 +77,7 @@ POLICIES: dict[str, Callable[[Request], Emission]] = {
 }
 
 
-class PolicyOptions(Record):
+class PolicyOptions(StrictModel):
     policy: Literal[tuple(POLICIES)]  # type: ignore[valid-type]
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment
-from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView, View
+from toolcalib.records import MODEL_OUTCOMES
+from toolcalib.score.gold import case_environment
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
-
-    Gold = GoldTrace | GoldTraceView | GoldLine
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
@@ -24,30 +24,29 @@ RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
 
 
-class Score(View):
-    """One case's verdict: a row of a score table (its fields, `__slots__`, are the table's
-    columns). `scored` is False for infrastructure outcomes (`error`, `context_overflow`),
-    never scored; `error_type` is BFCL's name for a failure, e.g.
-    `multi_turn:instance_state_mismatch`; `details`: differences, missing results."""
+class Score(msgspec.Struct, frozen=True, kw_only=True):
+    """One case's verdict: a row of a score table (its fields are the table's columns).
+    `scored` is False for infrastructure outcomes (`error`, `context_overflow`), never scored;
+    `error_type` is BFCL's name for a failure, e.g. `multi_turn:instance_state_mismatch`;
+    `details`: differences, missing results."""
 
-    __slots__ = ("case_id", "benchmark", "category", "model", "variant", "scored", "passed",
-                 "error_type", "error_message", "failed_turn", "details")
-
-    def __init__(self, case_id: str, benchmark: str, category: str, model: str, variant: str,
-                 scored: bool, passed: bool | None, error_type: str | None = None,
-                 error_message: str | None = None, failed_turn: int | None = None,
-                 details: dict[str, Any] | None = None) -> None:
-        self.case_id, self.benchmark, self.category = case_id, benchmark, category
-        self.model, self.variant, self.scored, self.passed = model, variant, scored, passed
-        self.error_type, self.error_message = error_type, error_message
-        self.failed_turn = failed_turn
-        self.details = {} if details is None else details
+    case_id: str
+    benchmark: str
+    category: str
+    model: str
+    variant: str
+    scored: bool
+    passed: bool | None
+    error_type: str | None = None
+    error_message: str | None = None
+    failed_turn: int | None = None
+    details: dict[str, Any] = {}
 
 
 def score_case(
-    case: Case | CaseView,
-    trajectory: Trajectory | TrajectoryView,
-    gold: Gold | None,
+    case: Case,
+    trajectory: Trajectory,
+    gold: GoldTrace | None,
     release: BfclRelease | None,
 ) -> Score:
     """Multi-step cases go to the multi-turn checker, single-emission ones to irrelevance."""
@@ -59,7 +58,7 @@ def score_case(
 
 
 def score_irrelevance(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView
+    case: Case, trajectory: Trajectory
 ) -> Score:
     """Pass iff no step emitted a valid call (a malformed emission is not one, as in BFCL)."""
     verdict = _Verdict(case, trajectory)
@@ -80,7 +79,7 @@ def score_irrelevance(
 
 
 def score_multi_turn(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: Gold,
+    case: Case, trajectory: Trajectory, gold: GoldTrace,
     release: BfclRelease
 ) -> Score:
     """BFCL's multi-turn verdict for one trajectory."""
@@ -138,12 +137,12 @@ def score_multi_turn(
                 index,
                 {"missing_items": missing},
             )
-    if not gold.has_turns(len(case.turns)):  # a lazily read trace: checked once read whole
+    if not gold.has_turns(len(case.turns)):
         raise ValueError(f"{case.id}: gold trace has other than {len(case.turns)} turns")
     return verdict.success()
 
 
-def decoded_calls(emission: Emission | EmissionView) -> list[ToolCall | CallView]:
+def decoded_calls(emission: Emission) -> list[ToolCall]:
     """The calls BFCL would decode from a step: none from a malformed emission."""
     return [] if emission.parse == "malformed" else list(emission.tool_calls)
 
@@ -163,7 +162,7 @@ def missing_items(expected: list[str], actual: list[str]) -> list[str]:
 class _Verdict:
     """Builds the Score records of one case and trajectory."""
 
-    def __init__(self, case: Case | CaseView, trajectory: Trajectory | TrajectoryView):
+    def __init__(self, case: Case, trajectory: Trajectory):
         if trajectory.case_id != case.id:
             raise ValueError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
         self.trajectory = trajectory

@@ -32,7 +32,7 @@ from toolcalib.metrics.rows import (
 from toolcalib.score.multi_turn import Score
 from toolcalib.stages import log
 
-SCORE_COLUMNS = list(Score.__slots__)
+SCORE_COLUMNS = list(Score.__struct_fields__)
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""
 
 
