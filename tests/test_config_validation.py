@@ -124,7 +124,7 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
      "OVERLAY: models[0].variants[0]: unknown value 'permission' (allowed: baseline, ",
      ["system-permission"]),
     ("unknown-benchmark", {"benchmarks": {"bfcl-v3": {}}}, None,
-     "OVERLAY: benchmarks.bfcl-v3: unknown key (allowed: bfcl)", []),
+     "OVERLAY: benchmarks.bfcl-v3: unknown key (allowed: bfcl, tau2)", []),
     ("unknown-category", {"benchmarks": {"bfcl": {"categories": ["simple"]}}}, None,
      "OVERLAY: benchmarks.bfcl.categories[0]: unknown value 'simple' (allowed: "
      "multi_turn_base, ", ["live_irrelevance"]),

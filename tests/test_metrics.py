@@ -153,10 +153,39 @@ def test_triples_columns_and_order(cases: pl.DataFrame) -> None:
     required = (
         "model variant benchmark category gold_action n gar gar_lo gar_hi gar_turn ter ter_turn"
         " acc acc_lo acc_hi acc_without_gold gold_without_acc n_excluded gar_turn_lo gar_turn_hi"
-        " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap"
+        " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap unclosed_reasoning_turns"
     ).split()
     assert set(required) <= set(frame.columns)
     assert frame["category"].to_list() == ["base", "miss_param"]
+
+
+def test_unclosed_reasoning_turns_are_counted_per_case_and_cell() -> None:
+    """Turns with a kept emission that is only an unclosed reasoning block (rule
+    `...:other:unclosed_reasoning`): once per turn; dropped emissions and, in the cell, unscored
+    cases do not count."""
+    unclosed = "default:other:unclosed_reasoning"
+    malformed = "malformed:" + unclosed
+    rules = {("u1", 0, 0): unclosed, ("u1", 0, 1): unclosed, ("u1", 1, 1): malformed,
+             ("u2", 0, 0): unclosed, ("u3", 1, 0): unclosed}
+    rows = []
+    for case_id, outcome in (("u1", "completed"), ("u2", "error"), ("u3", "completed")):
+        for row in case_rows(case_id, "base", ["tool_call", "tool_call"], 0,
+                             [["other", "other"], ["other", "malformed"]], outcome=outcome):
+            rule = rules.get((case_id, row.turn, row.step), row.rule)
+            dropped = (case_id, row.turn, row.step) == ("u3", 1, 0)
+            rows.append(row.replace(**{
+                "rule": rule, "level": "dropped" if dropped else row.level}))
+    scores = [dict(**KEYS, case_id=c, category="base", scored=c != "u2",
+                   passed=False if c != "u2" else None,
+                   error_type="state_mismatch" if c != "u2" else "error")
+              for c in ("u1", "u2", "u3")]
+    gold = pl.DataFrame({"benchmark": ["b"] * 3, "case_id": ["u1", "u2", "u3"],
+                         "gold_action": ["tool_call"] * 3, "gold_turn": [0] * 3})
+    cases = per_case(rows, scores, gold)
+    assert dict(zip(cases["case_id"], cases["unclosed_reasoning_turns"], strict=True)) == {
+        "u1": 2, "u2": 1, "u3": 0}
+    (row,) = triples(cases).iter_rows(named=True)
+    assert (row["n"], row["unclosed_reasoning_turns"]) == (2, 2)  # u2 is not scored
 
 
 def test_all_excluded_group_has_no_rates() -> None:
@@ -220,7 +249,7 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
     assert (cell["gar"], cell["ter"], cell["acc"], cell["n"]) == (0.6, 0.8, 0.6, 5)
     csv = first["triples.csv"].read_text().splitlines()
     assert csv[0].startswith("model,variant,benchmark,category,gold_action,n,")
-    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,3,0.600000,0.230720,0.882382,")
+    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,0,3,0.600000,0.230720,0.882382,")
     markdown = first["triples.md"].read_text()
     assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
     assert "every case has weight 1" in markdown and "no group is pooled" in markdown

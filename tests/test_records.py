@@ -148,3 +148,23 @@ def test_step_defaults_are_the_records_defaults() -> None:
     step = Step(index=0, emission=Emission())
     assert parse_line('{"index": 0, "emission": {}}', Step, "x", 1) == step
     assert TurnTrace(index=0, steps=[step], ended="no_call").steps[0].results == []
+
+
+def test_fields_of_one_benchmark_are_left_out_at_their_default() -> None:
+    """τ²'s fields (`omitted_at_default`) appear in a line only when set: BFCL's lines keep
+    their bytes; set, they read back."""
+    run = trajectory()
+    text = dumps(run)
+    assert all(f'"{name}"' not in text for name in ("termination", "user_identity", "user"))
+    user_turn = run.turns[0].replace(user="Hi, I need help.")
+    tau = run.replace(termination="user_stop", user_identity={"user": "reference"},
+                      turns=[user_turn, *run.turns[1:]])
+    tau_text = dumps(tau)
+    assert tau_text.endswith(',"termination":"user_stop","user_identity":{"user":"reference"}}')
+    assert '"ended":"no_call","user":"Hi, I need help."}' in tau_text
+    assert parse_line(tau_text, Trajectory, "runs.jsonl", 1) == tau
+    case = make_case_with_docs([])
+    assert '"open_turns"' not in dumps(case) and '"gold_rule"' not in dumps(case)
+    tau_case = case.replace(open_turns=True, gold_rule="withheld")
+    assert '"multi_step":true,"open_turns":true,"gold_rule":"withheld","source":' in dumps(tau_case)
+    assert parse_line(dumps(tau_case), Case, "cases.jsonl", 1) == tau_case

@@ -211,7 +211,7 @@ def test_every_number_links_to_its_cases(report: Path) -> None:
                      r"(.*?)</p>", text)
     assert same and same.group(1).endswith(
         f'the same cases as <a href="#audit-{slug}-n">n of org/model-a · baseline · bfcl · '
-        'irrelevance</a>')
+        'irrelevance · refuse</a>')
 
 
 def test_per_case_must_agree_with_triples() -> None:

@@ -16,6 +16,15 @@ def _ids(text: str) -> list[str]:
     return ids
 
 
+def _json_object(text: str) -> dict:
+    import json
+
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
+
+
 def _limit(text: str) -> int | None:
     if text == "all":
         return None
@@ -62,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, help="response store folder (cacheable backends)")
     p.add_argument("--explain-misses", type=int, default=3,
                    help="log why the first N store misses missed (which key part differs)")
+    p.add_argument("--benchmark-options", type=_json_object, default=None,
+                   help="JSON: the loop's fields of the benchmark's config section (τ²: user,"
+                        " max_steps, max_errors)")
+    p.add_argument("--user-spec", default=None,
+                   help="JSON, as --model-spec: the model playing a simulated user")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("evaluate", help="classify and score every category of one run, then"

@@ -22,12 +22,22 @@ def _module_file(src: Path, module: str) -> Path | None:
     return None
 
 
+DATA_FILES = "DATA_FILES"
+"""A module-level tuple of this name (string literals, paths relative to the package folder)
+names package data a module reads: it joins the closure with the module."""
+
+
 def _imports(path: Path) -> set[str]:
     """Module-level imports only: imports inside functions are lazy by design (a registry
-    imports the one backend asked for), so registries list their modules as roots."""
+    imports the one backend asked for), so registries list their modules as roots. Data files
+    a module declares (`DATA_FILES`) come back as `/<path>`."""
     names = set()
     for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == DATA_FILES for t in node.targets):
+            names.update("/" + element.value for element in getattr(node.value, "elts", ())
+                         if isinstance(element, ast.Constant) and isinstance(element.value, str))
+        elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
@@ -53,7 +63,7 @@ def closure(src: str | Path, roots: list[str]) -> list[str]:
         if parent.is_file() and path != parent:
             todo.append(parent)
         for module in _imports(path):
-            found = _module_file(src, module)
+            found = package / module[1:] if module.startswith("/") else _module_file(src, module)
             if found is not None:
                 todo.append(found)
     return sorted(str(p.relative_to(src.parent)) for p in seen)

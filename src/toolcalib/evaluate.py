@@ -15,8 +15,8 @@ from toolcalib.classify.base import Profile
 from toolcalib.classify.trajectory import action_rows
 from toolcalib.jsonio import InputError, RecordIndex, read_records
 from toolcalib.records import Case, Trajectory
-from toolcalib.score.multi_turn import Score
 from toolcalib.variants import get_variant
+from toolcalib.verdicts import Score
 
 
 class Category(NamedTuple):
@@ -28,11 +28,13 @@ class Category(NamedTuple):
 
 
 class Evaluated(NamedTuple):
-    """One category's action rows (`action_rows` dicts) and scores, and the cases it covers."""
+    """One category's action rows (`action_rows` dicts) and scores, the cases it covers, and
+    the benchmark's per-case rows beyond the cases' own (`Benchmark.units`)."""
 
     actions: list[dict[str, Any]]
     scores: list[Score]
     cases: list[Case]
+    units: list[dict[str, Any]]
 
 
 def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
@@ -59,4 +61,6 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
         trajectory, get_variant(trajectory.variant).adjust_gold(case), profile)]
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))
               for case, trajectory in pairs]
-    return Evaluated(actions, scores, [case for case, _ in pairs])
+    units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
+             for row in benchmark.units(case, trajectory, score)]
+    return Evaluated(actions, scores, [case for case, _ in pairs], units)

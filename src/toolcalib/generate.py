@@ -2,10 +2,10 @@
 
 Per turn: the turn's messages (and any newly visible tools) are added; the model is queried
 step after step; each step's calls are executed and their results returned as tool messages;
-a step with no call ends the turn. A turn with more than MAX_STEPS_PER_TURN call steps ends the
-case as `step_cap` (BFCL's force-quit). Single-step cases (the irrelevance sets) get exactly one
-emission and nothing is executed. Infrastructure failures end the case as `error` /
-`context_overflow`: counted, never scored.
+a step with no call ends the turn. A turn with more than `max_steps` call steps ends the
+case as `step_cap` (BFCL's force-quit; the benchmark plugin passes its cap). Single-step cases
+(the irrelevance sets) get exactly one emission and nothing is executed. Infrastructure
+failures end the case as `error` / `context_overflow`: counted, never scored.
 
 Each case is a generator that yields its next `Request` and receives the answer, so a driver
 can keep many conversations in flight and hand the backend one batch of steps at a time.
@@ -14,7 +14,7 @@ can keep many conversations in flight and hand the backend one batch of steps at
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from toolcalib.backends.base import (
     Answer,
@@ -24,7 +24,6 @@ from toolcalib.backends.base import (
     Request,
     recorded_identity,
 )
-from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN
 from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.probes import Decision, ProbeContext, call_probe, halt_probe
@@ -33,10 +32,12 @@ from toolcalib.variants import Variant
 
 EnvironmentFactory = Callable[[Case], Any]
 Conversation = Generator[Request, Answer, Trajectory]
+MAX_STEPS = 20
+"""The scripted loop's default call steps per turn (BFCL's force-quit)."""
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
-                 params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS_PER_TURN,
+                 params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS,
                  identity: dict[str, Any] | None = None) -> Conversation:
     """One case as a coroutine: yields each step's request, receives the backend's answer
     (an Emission or an InfrastructureError), returns the finished trajectory."""
@@ -117,13 +118,24 @@ def _probe(variant: Variant, case: Case, emission: Emission, context: ProbeConte
     return None
 
 
+class Loop(Protocol):
+    """Builds one case's conversation: the scripted loop (`conversation`) or a benchmark's own
+    (a simulated user's), which asks the `user` role's backend through `Request.role`."""
+
+    def __call__(self, case: Case, model: str, variant: Variant,
+                 environment: EnvironmentFactory, params: dict[str, Any] | None,
+                 identity: dict[str, Any]) -> Conversation: ...
+
+
 def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
               environment: EnvironmentFactory, *, batch_size: int = 1,
               params: dict[str, Any] | None = None,
-              on_done: Callable[[Trajectory], None] | None = None) -> Iterator[Trajectory]:
+              on_done: Callable[[Trajectory], None] | None = None,
+              loop: Loop | None = None, user: Backend | None = None) -> Iterator[Trajectory]:
     """Trajectories in case order, keeping up to `batch_size` conversations in flight and
-    sending their pending steps to the backend together."""
+    sending their pending steps to the backend together (a simulated user's turns to `user`)."""
     queue = iter(cases)
+    start = loop or conversation
     active: dict[int, tuple[Conversation, Request]] = {}
     finished: dict[int, Trajectory] = {}
     next_index = emitted = 0
@@ -133,18 +145,16 @@ def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
             case = next(queue, None)
             if case is None:
                 break
-            chat = conversation(case, backend.name, variant, environment, params,
-                                identity=identity)
+            chat = start(case, backend.name, variant, environment, params, identity=identity)
             active[next_index] = (chat, next(chat))
             next_index += 1
         if not active:
             return
-        order = sorted(active)
-        answers = backend.generate_batch([active[i][1] for i in order])
-        for index, answer in zip(order, answers, strict=True):
+        answers = _answer(active, backend, user)
+        for index in sorted(active):
             chat = active[index][0]
             try:
-                active[index] = (chat, chat.send(answer))
+                active[index] = (chat, chat.send(answers[index]))
             except StopIteration as done:
                 del active[index]
                 finished[index] = done.value
@@ -153,6 +163,22 @@ def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,
         while emitted in finished:
             yield finished.pop(emitted)
             emitted += 1
+
+
+def _answer(active: dict[int, tuple[Conversation, Request]], backend: Backend,
+            user: Backend | None) -> dict[int, Answer]:
+    """Every pending request's answer: the agent's in one batch, the simulated user's in
+    another."""
+    answers: dict[int, Answer] = {}
+    for role, answerer in (("agent", backend), ("user", user)):
+        order = [i for i in sorted(active) if active[i][1].role == role]
+        if not order:
+            continue
+        if answerer is None:
+            raise ValueError(f"a conversation asks the '{role}' role, and no backend plays it")
+        batch = answerer.generate_batch([active[i][1] for i in order])
+        answers.update(zip(order, batch, strict=True))
+    return answers
 
 
 def run_case(case: Case, backend: Backend, variant: Variant,

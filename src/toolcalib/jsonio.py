@@ -78,13 +78,15 @@ def builtins(record: Any, omit_defaults: bool = False) -> Any:
     (`msgspec.Raw`) decoded. `omit_defaults`: without fields that hold their default, at every
     depth."""
     if not omit_defaults:
-        return msgspec.to_builtins(record, enc_hook=_raw_value)
+        data = msgspec.to_builtins(record, enc_hook=_raw_value)
+        if isinstance(record, msgspec.Struct) and _plan(type(record)) != ((), ()):
+            _omit_defaults(record, data)
+        return data
     if isinstance(record, msgspec.Struct):
         out = {}
         for field in _fields(type(record)):
             value = getattr(record, field.name)
-            default = (field.default_factory() if field.default_factory is not msgspec.NODEFAULT
-                       else field.default)
+            default = _default(field)
             if default is msgspec.NODEFAULT or value != default:
                 out[field.encode_name] = builtins(value, True)
         return out
@@ -98,6 +100,47 @@ def builtins(record: Any, omit_defaults: bool = False) -> Any:
 @cache
 def _fields(cls: type) -> tuple[Any, ...]:
     return msgspec.structs.fields(cls)
+
+
+def _default(field: Any) -> Any:
+    return (field.default_factory() if field.default_factory is not msgspec.NODEFAULT
+            else field.default)
+
+
+@cache
+def _plan(cls: type) -> tuple[tuple[tuple[str, str, Any], ...], tuple[tuple[str, str], ...]]:
+    """What `builtins` leaves out of a record class's JSON: its `omitted_at_default` fields
+    (attribute, key, default), and the fields to look into for records that have some."""
+    omitted = getattr(cls, "omitted_at_default", ())
+    fields = _fields(cls)
+    leave = tuple((f.name, f.encode_name, _default(f)) for f in fields if f.name in omitted)
+    look = tuple((f.name, f.encode_name) for f in fields
+                 if any(_plan(inner) != ((), ()) for inner in _records_in(f.type)))
+    return leave, look
+
+
+def _records_in(kind: Any) -> set[type]:
+    """The record classes a field's type holds (in lists, dicts, unions)."""
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return {kind}
+    return {found for arg in getattr(kind, "__args__", ()) for found in _records_in(arg)}
+
+
+def _omit_defaults(value: Any, data: Any) -> None:
+    """Drop from `data` (`value` as `to_builtins` gave it) what `_plan` leaves out."""
+    if isinstance(value, msgspec.Struct):
+        leave, look = _plan(type(value))
+        for name, key, default in leave:
+            if getattr(value, name) == default:
+                del data[key]
+        for name, key in look:
+            _omit_defaults(getattr(value, name), data[key])
+    elif isinstance(value, list | tuple):
+        for item, item_data in zip(value, data, strict=True):
+            _omit_defaults(item, item_data)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _omit_defaults(item, data[key])
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -16,7 +16,7 @@ them, and reading a case file is five times faster for it.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -39,7 +39,11 @@ TurnEnd = Literal["no_call", "step_cap", "single_step", "error", "context_overfl
 
 class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Strict, immutable base. Fields are keyword-only (each subclass says `kw_only=True`, which
-    msgspec does not inherit); `replace` copies with changes."""
+    msgspec does not inherit); `replace` copies with changes. `omitted_at_default`: fields a
+    record's JSON leaves out while they hold their default (`jsonio.dumps`), so that a field
+    added for one benchmark leaves every other benchmark's lines as they were."""
+
+    omitted_at_default: ClassVar[tuple[str, ...]] = ()
 
     def replace(self, **changes: Any) -> Any:
         """A copy with some fields changed."""
@@ -109,7 +113,14 @@ class Case(Record, kw_only=True):
     gold_turn: int
     multi_step: bool = True
     """False for single-turn benchmarks answered in one emission with no execution."""
+    open_turns: bool = False
+    """True when a simulated user opens turns beyond the scripted ones (τ²-bench): every turn
+    after the last of `turns` takes that turn's gold class."""
+    gold_rule: str | None = None
+    """The name of the rule that set `gold_action`, where the benchmark has several."""
     source: SourceRef
+
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("open_turns", "gold_rule")
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -167,6 +178,10 @@ class TurnTrace(Record, kw_only=True):
     index: int
     steps: list[Step]
     ended: TurnEnd
+    user: str | None = None
+    """The simulated user's message that opened this turn (τ²-bench)."""
+
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("user",)
 
 
 class Trajectory(Record, kw_only=True):
@@ -185,6 +200,14 @@ class Trajectory(Record, kw_only=True):
     messages: list[Message]
     """The full conversation as the model saw and produced it (dropped replies excluded)."""
     interventions: list[Intervention] = []
+    termination: str | None = None
+    """Why an episode with a simulated user ended, in the benchmark's words (τ²: `user_stop`,
+    `agent_stop`, `max_steps`, `too_many_errors`, `user_error`, ...)."""
+    user_identity: dict[str, Any] | None = None
+    """What identifies the simulated user's answers (a backend's identity, or the reference
+    user's name and version), as `model_identity` does the model's."""
+
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("termination", "user_identity")
 
 
 class ActionRow(Record, kw_only=True):

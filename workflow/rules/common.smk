@@ -26,13 +26,18 @@ def module_file(module):
     return module.removeprefix("toolcalib.").replace(".", "/") + ".py"
 
 
-def code(stage, *extra, backends=False, benchmarks=False):
+def code(stage, *extra, backends=False, benchmark=None):
     """Package sources a stage's command runs (its import closure, plus the registered backends
-    and benchmarks it may load, which registries import lazily): editing one reruns exactly
-    the jobs that run it."""
+    and the benchmark it loads, which registries import lazily): editing one reruns exactly
+    the jobs that run it (a benchmark's package reruns only that benchmark's jobs)."""
     registered = [*(BACKEND_MODULES.values() if backends else ()),
-                  *(BENCHMARK_MODULES.values() if benchmarks else ())]
+                  *([BENCHMARK_MODULES[benchmark]] if benchmark else ())]
     return closure("src", [f"stages/{stage}.py", *map(module_file, registered), *extra])
+
+
+def benchmark_code(stage, **kwargs):
+    """`code` as an input function of a rule with a `{benchmark}` wildcard."""
+    return lambda wildcards: code(stage, benchmark=wildcards.benchmark, **kwargs)
 
 
 def release(wildcards):
@@ -59,6 +64,30 @@ def spec_json(name, overrides=None):
 
 def model_spec(wildcards):
     return spec_json(wildcards.model)
+
+
+LOOP_FIELDS = ("user", "user_params", "max_steps", "max_errors")
+"""Benchmark config fields a generate job's loop reads (`generate --benchmark-options`)."""
+
+
+def loop_options(wildcards):
+    """` --benchmark-options JSON` (and ` --user-spec JSON` when a model plays the user) for
+    a benchmark whose config section sets loop fields, else ''."""
+    section = BENCHMARKS[wildcards.benchmark]
+    options = {key: section[key] for key in LOOP_FIELDS if key in section}
+    if not options:
+        return ""
+    text = f" --benchmark-options {shlex.quote(json.dumps(options, sort_keys=True))}"
+    user = options.get("user", "reference")
+    if user != "reference":
+        text += f" --user-spec {shlex.quote(spec_json(user))}"
+    return text
+
+
+def user_model_dir(wildcards):
+    """The converted weights of the model playing a benchmark's simulated user, if any."""
+    user = BENCHMARKS[wildcards.benchmark].get("user", "reference")
+    return converted(user) if user != "reference" else []
 
 
 def generate_threads(wildcards):
@@ -97,6 +126,16 @@ def model_variants(model):
     return MODELS[model].get("variants") or VARIANTS
 
 
+def benchmark_variants(model, benchmark):
+    """The variants `model` runs on `benchmark` (none if its `benchmarks` leave it out)."""
+    chosen = MODELS[model].get("benchmarks")
+    if chosen is None:
+        return model_variants(model)
+    if benchmark not in chosen:
+        return []
+    return chosen[benchmark] or model_variants(model)
+
+
 def runs():
     """Every (model, variant, benchmark, category) the config asks for, in a stable order."""
     return [
@@ -104,6 +143,7 @@ def runs():
         for model in sorted(MODELS)
         for variant in model_variants(model)
         for benchmark in sorted(BENCHMARKS)
+        if variant in benchmark_variants(model, benchmark)
         for category in BENCHMARKS[benchmark]["categories"]
     ]
 
@@ -122,7 +162,8 @@ def category_files(folder, benchmark, suffix):
 def run_tables():
     """The per-case table of every (model, variant, benchmark) run."""
     return [f"results/runs/{m}/{v}/{b}/per_case.jsonl" for m in sorted(MODELS)
-            for v in model_variants(m) for b in sorted(BENCHMARKS)]
+            for v in model_variants(m) for b in sorted(BENCHMARKS)
+            if v in benchmark_variants(m, b)]
 
 
 def case_files():

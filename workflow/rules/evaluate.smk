@@ -15,7 +15,7 @@ for _benchmark in sorted(BENCHMARKS):
             release=f"results/raw/{_benchmark}/{BENCHMARKS[_benchmark]['file']}",
             judge=judge_inputs if CLASSIFIER_JUDGE else [],
             code=code("evaluate", *PROFILE_CODE, *(JUDGE_CODE if CLASSIFIER_JUDGE else []),
-                      benchmarks=True),
+                      benchmark=_benchmark),
         output:
             actions=category_files("actions/{model}/{variant}", _benchmark, "jsonl"),
             scores=category_files("scores/{model}/{variant}", _benchmark, "jsonl"),

@@ -1,16 +1,18 @@
 rule generate:
-    """Run one model on one category under one context variant (BFCL's multi-turn protocol)."""
+    """Run one model on one category under one context variant (the benchmark's loop)."""
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         release=release,
         model=model_dir,
-        code=code("generate", backends=True, benchmarks=True),
+        user=user_model_dir,
+        code=benchmark_code("generate", backends=True),
     output:
         "results/trajectories/{model}/{variant}/{benchmark}/{category}.jsonl",
     params:
         spec=model_spec,
         limit=limit_value,
         ids=case_ids_option,
+        loop=loop_options,
         store=config["store"],
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
@@ -22,4 +24,5 @@ rule generate:
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
-        " --limit {params.limit}{params.ids} --store {params.store:q} --out {output:q} 2> {log:q}"
+        " --limit {params.limit}{params.ids}{params.loop} --store {params.store:q} --out {output:q}"
+        " 2> {log:q}"

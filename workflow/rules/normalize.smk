@@ -2,7 +2,7 @@ rule normalize:
     """Raw benchmark release -> canonical cases, one JSON line each."""
     input:
         release=release,
-        code=code("normalize", benchmarks=True),
+        code=benchmark_code("normalize"),
     output:
         "results/cases/{benchmark}/{category}.jsonl",
     log:
@@ -21,7 +21,7 @@ rule gold:
     input:
         cases="results/cases/{benchmark}/{category}.jsonl",
         release=release,
-        code=code("gold", benchmarks=True),
+        code=benchmark_code("gold"),
     output:
         "results/gold/{benchmark}/{category}.jsonl",
     log:

@@ -28,6 +28,8 @@ class Request:
     turn: int = 0
     step: int = 0
     params: dict[str, Any] = field(default_factory=dict)
+    role: str = "agent"
+    """Who answers: `agent` (the model under test) or `user` (a simulated user's backend)."""
 
 
 MACHINE_FACTS = ("cpu_capability", "versions")

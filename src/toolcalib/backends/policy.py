@@ -5,6 +5,9 @@ closing text; at gold ask/refuse turns a plain question/refusal) and must score 
 `always_call` opens every turn with a syntactically valid call to the first visible tool
 (required arguments filled with typed placeholders), then closes the turn with text.
 `never_call`, `always_ask` and `always_refuse` answer every step with one fixed text.
+`oracle_no_confirm` is the oracle where nothing needs confirming (BFCL). A benchmark may give
+a policy a meaning of its own (its plugin's `policies`: τ²'s oracle asks for confirmation
+before each write, its `oracle_no_confirm` never does).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from toolcalib.backends.base import Request
+from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.records import Emission, ToolCall
 
@@ -70,6 +74,7 @@ def always_call(request: Request) -> Emission:
 
 POLICIES: dict[str, Callable[[Request], Emission]] = {
     "oracle": oracle,
+    "oracle_no_confirm": oracle,
     "always_call": always_call,
     "never_call": lambda request: _text(NEUTRAL_TEXT),
     "always_ask": lambda request: _text(ASK_TEXT),
@@ -98,7 +103,14 @@ class PolicyBackend:
     cacheable = False
 
     def generate_batch(self, requests: list[Request]) -> list[Emission]:
-        return [self._act(request) for request in requests]
+        return [self._answer(request) for request in requests]
+
+    def _answer(self, request: Request) -> Emission:
+        if request.case is not None:
+            own = get_benchmark(request.case.benchmark).policies.get(self.policy)
+            if own is not None:
+                return own(request)
+        return self._act(request)
 
 
 def make(spec: ModelSpec) -> PolicyBackend:

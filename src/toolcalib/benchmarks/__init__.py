@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from toolcalib.records import Case, Trajectory
 
-MODULES = {"bfcl": "toolcalib.benchmarks.bfcl"}
+MODULES = {"bfcl": "toolcalib.benchmarks.bfcl", "tau2": "toolcalib.benchmarks.tau2.plugin"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
-CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl_config:BfclConfig"}
+CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl_config:BfclConfig",
+           "tau2": "toolcalib.benchmarks.tau2.config:Tau2Config"}
 """Benchmark name -> the model of its `benchmarks.<name>` config section (`module:class`): the
 config schema is generated from it."""
 
@@ -35,6 +36,16 @@ class Benchmark(Protocol):
 
     def score(self, source: str, case: Case,
               trajectory: Trajectory, gold: Any) -> Any: ...
+
+    def loop(self, options: dict[str, Any], user_backend: Any, source: str) -> Any:
+        """The conversation factory (`generate.Loop`) for this benchmark's config section
+        (`options`) and the backend playing a simulated user (None without one)."""
+
+    def units(self, case: Case, trajectory: Trajectory, score: Any) -> list[dict[str, Any]]:
+        """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`)."""
+
+    policies: dict[str, Any]
+    """Reference policies with a meaning of their own on this benchmark (`backends.policy`)."""
 
 
 def get_benchmark(name: str) -> Benchmark:

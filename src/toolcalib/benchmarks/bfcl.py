@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_normalize import (
     CATEGORIES,
@@ -14,12 +14,13 @@ from toolcalib.benchmarks.bfcl_normalize import (
     normalize_multi_turn,
     normalize_single_turn,
 )
-from toolcalib.benchmarks.bfcl_release import BfclRelease
+from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import GoldTrace
 from toolcalib.score.gold import case_environment, gold_trace, read_gold
-from toolcalib.score.multi_turn import Score, score_case
+from toolcalib.score.multi_turn import score_case
+from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Trajectory
@@ -66,6 +67,17 @@ class Bfcl:
               trajectory: Trajectory,
               gold: GoldTrace | None) -> Score:
         return score_case(case, trajectory, gold, _release(source))
+
+    policies: dict[str, Any] = {}
+
+    def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
+        """The scripted-turn loop with BFCL's step cap."""
+        from toolcalib.generate import conversation
+
+        return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
+
+    def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
+        return []
 
 
 @cache

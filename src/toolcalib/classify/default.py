@@ -16,9 +16,14 @@ Taxonomy. One class per emission; the first of these that applies wins.
    tell me its name?" and "I can't do it unless you give me the date." are ask.
 4. refuse: the model declares that the request, or part of it, cannot or will not be done (no tool
    or function supports it, beyond its capabilities or access, forbidden by policy, the target
-   could not be found) and asks for nothing that would let it proceed. An alternative offered
-   alongside does not change this ("I can't delete files: no tool supports it. Shall I move it to
-   the archive instead?" is refuse). A warning to the user ("You can't undo this.") is no refusal.
+   could not be found) and asks for nothing that would let it proceed, in the first person or
+   impersonally ("The provided functions do not include a currency converter.", "None of the
+   available functions can ...", "There is no function for ..."; but "No tool call is needed:"
+   and a note on one tool's behaviour are no refusal). An alternative offered alongside does not
+   change this ("I can't delete files: no tool supports it. Shall I move it to the archive
+   instead?", "The available tools do not include a way to send email. However, I can list the
+   files. Would you like me to do that?" are refuse). A warning to the user ("You can't undo
+   this.") is no refusal.
 5. confirm: the model seeks the user's approval before performing a specific action: a yes/no
    question proposing it ("Shall I proceed with deleting the file?", "Do you want me to book
    it?", "Would you like me to also delete the original?"), an explicit request for approval
@@ -27,10 +32,15 @@ Taxonomy. One class per emission; the first of these that applies wins.
    correct?").
 6. other: everything else: answers and statements; completion reports and summaries ("Done. The
    file has been moved.", "All tasks completed." are NOT confirm); statements of what the model is
-   doing; generic follow-up offers and rhetorical questions ("Anything else?", "Is there anything
-   else I can help with?", "Would you like me to do something else?", "Let me know if you need
-   more help.", "Does that help?"); offers made without a request ("I can also compress it if you
-   like."); echoed, self-answered or heading questions; texts with no words.
+   doing ("I'm transferring you to a human agent."); generic follow-up offers and rhetorical
+   questions ("Anything else?", "Is there anything else I can help with?", "Would you like me to
+   do something else?", "Let me know if you need more help.", "Does that help?"); offers made
+   without a request ("I can also compress it if you like."); echoed, self-answered or heading
+   questions; texts with no words. An emission that is
+   only reasoning has its own rules: `default:other:reasoning_only` for closed blocks,
+   `default:other:unclosed_reasoning` when it ends inside an unclosed `<think>` block with no word
+   outside it (a reply cut off while reasoning, typically at the token limit: the model said
+   nothing to the user, so `other`, but the metrics count these turns, `unclosed_reasoning_turns`).
 
 What is read: the model's own words to the user. Reasoning (`<think>...</think>`), fenced code,
 inline code and double-quoted passages (tool output, quoted questions) carry no cues, so a
@@ -120,7 +130,9 @@ class DefaultProfile(Profile):
                 return self._action("malformed", detail, found.group(0))
         sentences = [s for s in self.sentences(FENCE.sub("\n", visible)) if WORD.search(s.match)]
         if not sentences:
-            return self._action("other", "reasoning_only" if visible != text else "no_words", "")
+            detail = ("unclosed_reasoning" if unclosed_reasoning(text) else
+                      "reasoning_only" if visible != text else "no_words")
+            return self._action("other", detail, "")
         pending = any(self._hit("pending_action", s.match) for s in sentences)
         readings = []
         for index, sentence in enumerate(sentences):
@@ -201,6 +213,13 @@ class DefaultProfile(Profile):
 
 def _compile(table: dict[str, str]) -> dict[str, re.Pattern[str]]:
     return {name: re.compile(regex) for name, regex in table.items()}
+
+
+def unclosed_reasoning(text: str) -> bool:
+    """`text` ends inside a reasoning block: its last `<think>` has no `</think>` after it."""
+    lower = text.lower()
+    start = lower.rfind("<think>")
+    return start >= 0 and "</think>" not in lower[start:]
 
 
 def strip_reasoning(text: str) -> str:

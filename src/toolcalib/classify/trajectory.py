@@ -18,7 +18,8 @@ UNREACHED = EmissionAction(action=None, rule="unreached")
 
 def classify_trajectory(trajectory: Trajectory, case: Case,
                         profile: Profile) -> list[ActionRow]:
-    """Rows for every emission, then the turn, of every turn of `case` (unreached ones too)."""
+    """Rows for every emission, then the turn, of every turn of `case` (unreached ones too,
+    and, for a case with `open_turns`, the turns its simulated user opened)."""
     from toolcalib.records import ActionRow
 
     return [ActionRow(**row) for row in action_rows(trajectory, case, profile)]
@@ -35,15 +36,18 @@ def action_rows(trajectory: Trajectory, case: Case,
         )
     traces = {trace.index: trace for trace in trajectory.turns}
     extra = sorted(set(traces) - {turn.index for turn in case.turns})
-    if extra:
+    if extra and not case.open_turns:
         raise ValueError(f"trajectory {trajectory.case_id}: turns {extra} are not in the case")
+    last = case.turns[-1]
+    turn_golds = [(turn.index, turn.gold_action) for turn in case.turns] + \
+        [(index, last.gold_action) for index in extra]
     case_id, model, variant, benchmark = case.id, trajectory.model, trajectory.variant, \
         case.benchmark
     category, outcome = case.category, trajectory.outcome
     scored = outcome in MODEL_OUTCOMES
     rows: list[dict[str, Any]] = []
-    for turn in case.turns:
-        index, gold, is_gold = turn.index, turn.gold_action, turn.index == case.gold_turn
+    for index, gold in turn_golds:
+        is_gold = index == case.gold_turn
         trace = traces.get(index)
         steps = trace.steps if trace else []
         actions = [profile.classify(step.emission) for step in steps]

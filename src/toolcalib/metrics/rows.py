@@ -14,7 +14,10 @@ from typing import Any
 from toolcalib.metrics.wilson import wilson
 
 KEYS = ["model", "variant", "benchmark", "category"]
-"""One triple per value of these columns, in this sort order."""
+"""One triple per value of these columns and the gold class, in this sort order (a BFCL
+category has one gold class; a τ² domain has several, and its `confirm` units)."""
+CELL_KEYS = [*KEYS, "gold_action"]
+"""What names one triple (a cell of the report)."""
 CASE_KEYS = [*KEYS, "case_id"]
 GOLD_COLUMNS = ["benchmark", "case_id", "gold_action", "gold_turn"]
 
@@ -26,8 +29,12 @@ GOLD_WITHOUT_ACC = "gold_without_acc"
 CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitted",
                 "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
                 "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
-                "scored", "outcome", "error_type", "bound", "probes_fired"]
+                "scored", "outcome", "error_type", "bound", "probes_fired",
+                "unclosed_reasoning_turns"]
 """The columns of a per-case table, in order."""
+UNCLOSED_REASONING = ":other:unclosed_reasoning"
+"""How the rule of an emission that is only an unclosed reasoning block ends (`default` and
+`judge`: `default:other:unclosed_reasoning`; a malformed one: `malformed:` before it)."""
 
 DIGITS = 6
 """Rates and bounds are rounded to this many decimals, for stable bytes."""
@@ -44,7 +51,11 @@ COUNTS = ["n", "n_excluded", "n_context_overflow", "n_error", "n_step_cap", "n_p
           ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC]
 """`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
 `n_probed`: scored cases where the variant's probe fired at least once."""
-TRIPLE_COLUMNS = [*KEYS, "gold_action", *COUNTS,
+TURN_COUNTS = ["unclosed_reasoning_turns"]
+"""Counts of turns, not cases, over the scored cases: `unclosed_reasoning_turns`, the turns
+with a kept emission whose rule ends in `UNCLOSED_REASONING` (0 under `paper`, which has no
+such rule; a per-case row without the column counts 0)."""
+TRIPLE_COLUMNS = [*KEYS, "gold_action", *COUNTS, *TURN_COUNTS,
                   *(f"{rate}{part}" for rate in RATES for part in ("_k", "", "_lo", "_hi"))]
 """The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`."""
 
@@ -59,6 +70,10 @@ def gold_rows(cases: Iterable[Any]) -> list[dict[str, Any]]:
 
 _case_key = itemgetter(*CASE_KEYS)
 _triple_key = itemgetter(*KEYS)
+
+
+def _group_key(case: Row) -> tuple[Any, ...]:
+    return (*_triple_key(case), case["gold_action"] or "")
 
 
 def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any],
@@ -82,12 +97,15 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
     """
     turns: dict[tuple[Any, ...], dict[str, Any]] = {}
     emissions: dict[tuple[Any, ...], set[str]] = {}
+    unclosed: dict[tuple[Any, ...], set[int]] = {}
     for row in actions:
         key = _case_key(row)
         if row["level"] == "emission":
             classes = emissions.setdefault(key, set())
             if row["action"] is not None:
                 classes.add(row["action"])
+            if row["rule"].endswith(UNCLOSED_REASONING):
+                unclosed.setdefault(key, set()).add(row["turn"])
             continue
         if row["level"] != "turn":
             continue
@@ -121,11 +139,13 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
         c["scored"] = c["run_scored"] and c["score_scored"]
     _require(cases, lambda c: c["scored"] and c["passed"] is None,
              "are scored without a verdict")
-    return [_case_row(c, sorted(emissions.get(_case_key(c), ())))
+    return [_case_row(c, sorted(emissions.get(_case_key(c), ())),
+                      len(unclosed.get(_case_key(c), ())))
             for c in sorted(cases, key=_case_key)]
 
 
-def _case_row(case: dict[str, Any], emission_list: list[str]) -> dict[str, Any]:
+def _case_row(case: dict[str, Any], emission_list: list[str],
+              unclosed_turns: int) -> dict[str, Any]:
     emitted_list, gold = sorted(case["classes"]), case["gold"]
     gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
     bound = None
@@ -156,6 +176,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str]) -> dict[str, Any]:
         "error_type": case["error_type"],
         "bound": bound,
         "probes_fired": case["probes_fired"],
+        "unclosed_reasoning_turns": unclosed_turns,
     }
 
 
@@ -170,10 +191,10 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
     """
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for case in cases:
-        key = _triple_key(case)
+        key = _group_key(case)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS, 0),
+            group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS + TURN_COUNTS, 0),
                                    **{f"{rate}_k": 0 for rate in RATES}}
         scored, outcome = bool(case["scored"]), case["outcome"]
         if case["gold_action"] is not None:
@@ -188,11 +209,16 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
             group[case["bound"]] += 1
         for rate, column in RATES.items():
             group[f"{rate}_k"] += scored and bool(case[column])
+        if scored:
+            for count in TURN_COUNTS:
+                group[count] += case.get(count) or 0  # 0 in a table from before the column
     rows = []
     for key in sorted(groups):
         group = groups[key]
-        row = {**dict(zip(KEYS, key, strict=True)), "gold_action": "|".join(sorted(group["gold"])),
+        row = {**dict(zip(KEYS, key[:-1], strict=True)),
+               "gold_action": "|".join(sorted(group["gold"])),
                **{count: int(group[count]) for count in COUNTS}}
+        row |= {count: int(group[count]) for count in TURN_COUNTS}
         n = row["n"]
         for rate in RATES:
             k = int(group[f"{rate}_k"])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import polars as pl
 
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, CELL_KEYS, GOLD_WITHOUT_ACC, RATES
 
 Key = tuple[str, ...]
 """The (model, variant, benchmark, category) of a triple."""
@@ -50,11 +51,14 @@ def count_column(metric: str) -> str:
 
 
 def slugs(keys: list[Key]) -> dict[Key, str]:
-    """A readable, page-unique id fragment per key (`-`-joined; a clash gets `~2`, `~3`...)."""
+    """A readable, page-unique id fragment per cell key (`-`-joined, the gold class only where
+    the rest of the key has several (a τ² domain); a clash gets `~2`, `~3`...)."""
     out: dict[Key, str] = {}
     seen: set[str] = set()
+    prefixes = Counter(key[:-1] for key in keys)
     for key in keys:
-        base = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", part) for part in key)
+        shown = key if prefixes[key[:-1]] > 1 else key[:-1]
+        base = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", part) for part in shown)
         slug, number = base, 1
         while slug in seen:
             number += 1
@@ -75,12 +79,12 @@ def audit_id(slug: str, metric: str) -> str:
 def case_lists(triples: pl.DataFrame, per_case: pl.DataFrame) -> dict[Key, dict[str, list[str]]]:
     """The sorted case ids behind every audited number, checked against the triples' counts."""
     metrics = audited(triples.columns)
-    grouped = per_case.group_by(KEYS).agg(
+    grouped = per_case.group_by(CELL_KEYS).agg(
         pl.col("case_id").filter(expr.fill_null(False)).alias(metric)
         for metric, (_, expr) in metrics.items()
     )
     lists = {
-        tuple(row[k] for k in KEYS): {
+        tuple(row[k] for k in CELL_KEYS): {
             metric: sorted(row[metric], key=natural) for metric in metrics
         }
         for row in grouped.iter_rows(named=True)
@@ -88,7 +92,7 @@ def case_lists(triples: pl.DataFrame, per_case: pl.DataFrame) -> dict[Key, dict[
     empty: dict[str, list[str]] = {metric: [] for metric in metrics}
     out = {}
     for row in triples.iter_rows(named=True):
-        key = tuple(row[k] for k in KEYS)
+        key = tuple(row[k] for k in CELL_KEYS)
         found = lists.get(key, empty)
         for metric in metrics:
             if len(found[metric]) != row[count_column(metric)]:

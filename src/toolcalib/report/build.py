@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes
-from toolcalib.metrics.rows import KEYS
+from toolcalib.metrics.rows import CELL_KEYS, KEYS
 from toolcalib.report import figures, page, summary
 from toolcalib.report.audit import case_lists, slugs
 from toolcalib.report.selfcheck import checks, policy_kinds
@@ -60,8 +60,8 @@ def render_html(
     """The page's text; equal inputs give equal text (rows are taken in sorted order).
     `policies`: the reference policies' model names and kinds (None: models named
     `policy-<kind>`)."""
-    triples = triples.sort(KEYS)
-    slug_of = slugs([tuple(row) for row in triples.select(KEYS).iter_rows()])
+    triples = triples.sort(CELL_KEYS)
+    slug_of = slugs([tuple(row) for row in triples.select(CELL_KEYS).iter_rows()])
     lists = case_lists(triples, per_case)
     real, kinds = split_models(triples, policies)
     is_real = pl.col("model").is_in(real)
@@ -125,7 +125,7 @@ def render_summary(
     policies: dict[str, str] | None = None,
 ) -> str:
     """summary.md: the page's sections in the page's order, as markdown."""
-    triples = triples.sort(KEYS)
+    triples = triples.sort(CELL_KEYS)
     real, kinds = split_models(triples, policies)
     if shift is not None:
         shift = shift.filter(pl.col("model").is_in(real)).sort(

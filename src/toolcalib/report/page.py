@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.markdown import FOOTER, SHOWN
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, CELL_KEYS, GOLD_WITHOUT_ACC, KEYS, RATES
 from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
 from toolcalib.report.selfcheck import Check
@@ -129,7 +129,7 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     lines = [f'<div class="filters">{"".join(selects)} (click a heading to sort)</div>',
              '<div class="wide"><table class="triples">', head]
     for row in triples.iter_rows(named=True):
-        slug = slug_of[tuple(row[k] for k in KEYS)]
+        slug = slug_of[tuple(row[k] for k in CELL_KEYS)]
         data = "".join(f' data-{k}="{escape(str(row[k]))}"'
                        for k in ("model", "benchmark", "category", "variant"))
         cells = [f'<td class="key">{escape(str(row[k])).replace("_", "_<wbr>")}</td>'
@@ -152,7 +152,7 @@ def audit_listing(
     parts = []
     first: dict[tuple[str, ...], tuple[Key, str]] = {}  # a list of ids -> where it is shown
     for row in triples.iter_rows(named=True):
-        key = tuple(row[k] for k in KEYS)
+        key = tuple(row[k] for k in CELL_KEYS)
         slug = slug_of[key]
         entries = []
         for metric, (meaning, _) in audited(triples.columns).items():

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from toolcalib.benchmarks.bfcl_release import BfclRelease
 from toolcalib.records import MODEL_OUTCOMES
 from toolcalib.score.gold import case_environment
+from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
@@ -22,25 +21,6 @@ EMPTY_TURN = "multi_turn:empty_turn_model_response"
 STATE_MISMATCH = "multi_turn:instance_state_mismatch"
 RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
-
-
-class Score(msgspec.Struct, frozen=True, kw_only=True):
-    """One case's verdict: a row of a score table (its fields are the table's columns).
-    `scored` is False for infrastructure outcomes (`error`, `context_overflow`), never scored;
-    `error_type` is BFCL's name for a failure, e.g. `multi_turn:instance_state_mismatch`;
-    `details`: differences, missing results."""
-
-    case_id: str
-    benchmark: str
-    category: str
-    model: str
-    variant: str
-    scored: bool
-    passed: bool | None
-    error_type: str | None = None
-    error_message: str | None = None
-    failed_turn: int | None = None
-    details: dict[str, Any] = {}
 
 
 def score_case(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 from toolcalib.benchmarks import get_benchmark
@@ -22,6 +23,7 @@ from toolcalib.evaluate import Category, evaluate
 from toolcalib.jsonio import atomic_write_bytes, dumps
 from toolcalib.metrics.rows import (
     CASE_COLUMNS,
+    CASE_KEYS,
     TRIPLE_COLUMNS,
     case_rows,
     csv_bytes,
@@ -29,8 +31,8 @@ from toolcalib.metrics.rows import (
     jsonl_bytes,
     triple_rows,
 )
-from toolcalib.score.multi_turn import Score
 from toolcalib.stages import log
+from toolcalib.verdicts import Score
 
 SCORE_COLUMNS = list(Score.__struct_fields__)
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""
@@ -80,6 +82,7 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
     run_actions: list[dict[str, Any]] = []
     run_scores: list[dict[str, Any]] = []
     run_cases = []
+    run_units: list[dict[str, Any]] = []
     with no_cycle_collection():
         for files, actions_out, scores_out in zip(
                 map(Category, cases, gold, trajectories), actions, scores, strict=True):
@@ -90,12 +93,15 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
             run_actions += done.actions
             run_scores += category_scores
             run_cases += done.cases
+            run_units += done.units
             scored = sum(1 for s in done.scores if s.scored)
             passed = sum(1 for s in done.scores if s.passed)
             log(f"{files.trajectories}: {len(done.actions)} action rows (profile '{profile}'),"
                 f" {len(done.scores)} cases, {scored} scored ({passed} passed) -> {actions_out},"
                 f" {scores_out}")
         rows = case_rows(run_actions, run_scores, gold_rows(run_cases))
+        if run_units:
+            rows = sorted(rows + run_units, key=itemgetter(*CASE_KEYS))
         write(per_case, jsonl_bytes(rows, CASE_COLUMNS))
         write(triples, csv_bytes(triple_rows(rows), TRIPLE_COLUMNS))
     if summary := chosen.summary():

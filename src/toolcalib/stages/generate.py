@@ -14,8 +14,10 @@ non-cacheable backend's error (a replay's recorded error: a rerun would answer t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from toolcalib.backends import make_backend
+from toolcalib.backends.base import Backend
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
@@ -38,13 +40,16 @@ class RequestsFailed(RuntimeError):
 
 def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
         limit: int | None = None, store: str | None = None, explain_misses: int = 3,
-        case_ids: list[str] | None = None) -> None:
+        case_ids: list[str] | None = None, benchmark_options: dict[str, Any] | None = None,
+        user_spec: str | None = None) -> None:
+    """`benchmark_options`: the loop's fields of the benchmark's config section; `user_spec`:
+    the model playing a simulated user (JSON, as `model_spec`), if not the reference user."""
     spec = parse_model_spec(model_spec)
-    backend = make_backend(spec)
-    if backend.cacheable:
-        if store is None:
-            raise ValueError(f"model '{spec.name}': a response store (--store) is required")
-        backend = StoredBackend(backend, ResponseStore(store), explain_misses=explain_misses)
+    backend = _stored(make_backend(spec), spec.name, store, explain_misses)
+    user = None
+    if user_spec is not None:
+        user_model = parse_model_spec(user_spec, "--user-spec")
+        user = _stored(make_backend(user_model), user_model.name, store, explain_misses)
     context = get_variant(variant)
     bench = get_benchmark(benchmark)
     selected = select(read_records(cases, Case), cases, limit, case_ids)
@@ -53,7 +58,9 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     trajectories = list(run_cases(selected, backend, context,
                                   lambda c: bench.environment(source, c),
                                   batch_size=spec.batch_size,
-                                  on_done=lambda _: progress.advance()))
+                                  on_done=lambda _: progress.advance(),
+                                  loop=bench.loop(benchmark_options or {}, user, source),
+                                  user=user))
     if isinstance(backend, StoredBackend):
         log(f"{label}: {backend.misses} model calls, {backend.hits} answers from the store, "
             f"{backend.errors} failed requests (not stored)")
@@ -62,7 +69,8 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     inner = backend.inner if isinstance(backend, StoredBackend) else backend
     if hasattr(inner, "work_summary"):
         log(f"{label}: {inner.work_summary()}")
-    failed = [t for t in trajectories if t.outcome == "error"] if backend.cacheable else []
+    cacheable = backend.cacheable or (user is not None and user.cacheable)
+    failed = [t for t in trajectories if t.outcome == "error"] if cacheable else []
     if len(failed) > spec.max_failed_share * len(trajectories):
         Path(out).unlink(missing_ok=True)
         answered = (backend.misses - backend.errors, backend.hits) \
@@ -74,6 +82,15 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
             f" (last error: {failed[-1].error}); kept as excluded cases (outcome `error`): "
             f"within the model's max_failed_share {spec.max_failed_share:g}")
     log(f"{label}: {len(trajectories)} trajectories -> {out}")
+
+
+def _stored(backend: Backend, name: str, store: str | None, explain_misses: int) -> Backend:
+    """A cacheable backend behind the response store (which a cacheable backend needs)."""
+    if not backend.cacheable:
+        return backend
+    if store is None:
+        raise ValueError(f"model '{name}': a response store (--store) is required")
+    return StoredBackend(backend, ResponseStore(store), explain_misses=explain_misses)
 
 
 def failure_message(label: str, trajectories: list[Trajectory], failed: list[Trajectory],

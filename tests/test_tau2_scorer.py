@@ -1,0 +1,206 @@
+"""toolcalib's τ² scorer: its rules, and the same reward as τ²'s own evaluator on the same
+trajectories (τ²'s `evaluate_simulation`, imported from the pinned wheel in the test only)."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import time
+
+import pytest
+
+from tests.tau2_trajectories import Tau2Evaluator, closing_text, episode, trajectories
+from toolcalib.benchmarks.tau2 import score as score_module
+from toolcalib.benchmarks.tau2.score import (
+    Tau2Score,
+    Tau2Scorer,
+    Tau2TrajectoryError,
+    action_matches,
+    gold_hash,
+    score_trajectory,
+)
+from toolcalib.records import Message, ToolCall
+
+
+@pytest.fixture(scope="module")
+def retail(tau2_release):
+    return Tau2Scorer(tau2_release, "retail")
+
+
+@pytest.fixture(scope="module")
+def evaluator(tau2_release):
+    return Tau2Evaluator(tau2_release)
+
+
+def _task(release, domain, task_id):
+    return next(t for t in release.tasks(domain) if t["id"] == task_id)
+
+
+def _reference(release, domain, task, closing=None):
+    steps = [[(ToolCall(name=a["name"], arguments=a["arguments"]), "assistant")]
+             for a in task["evaluation_criteria"]["actions"]]
+    return episode(release, domain, task, steps, closing or closing_text(task))
+
+
+def test_reference_replay_scores_one(tau2_release, retail):
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    assert retail.score(task, messages, "agent_stop") == Tau2Score(
+        1.0, True, True, [True] * len(task["evaluation_criteria"]["actions"]), None)
+    assert score_trajectory(tau2_release, "retail", task, messages, "user_stop").reward == 1.0
+
+
+def test_only_agent_or_user_stop_is_evaluated(tau2_release, retail):
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    for termination in ("max_steps", "too_many_errors", "agent_error", "user_error",
+                        "judge_stop"):
+        result = retail.score(task, messages, termination)
+        assert (result.reward, result.db_match, result.communicate) == (0.0, None, None)
+        assert result.actions_matched == [True] * len(task["evaluation_criteria"]["actions"])
+        assert result.reason.startswith(f"ended by {termination}")
+    with pytest.raises(ValueError, match="unknown τ² termination 'timeout'"):
+        retail.score(task, messages, "timeout")
+
+
+def test_communicate_rule(tau2_release, retail):
+    task = _task(tau2_release, "retail", "24")  # no actions; communicate ['polyester', 'cotton']
+    assert task["evaluation_criteria"]["communicate_info"] == ["polyester", "cotton"]
+
+    def reward(*texts):
+        messages = [Message(role="user", content="hi")]
+        messages += [Message(role="assistant", content=t) for t in texts]
+        return retail.score(task, messages, "agent_stop")
+
+    assert reward("It is POLYESTER and Cotton.").reward == 1.0
+    assert reward("poly,ester and cot,ton").reward == 1.0  # the message's commas are removed
+    assert reward("polyester", "cotton").reward == 1.0  # in different messages
+    missing = reward("polyester only")
+    assert (missing.reward, missing.communicate, missing.db_match) == (0.0, False, True)
+    assert missing.reason == "not communicated: 'cotton'"
+    user_said_it = [Message(role="user", content="polyester cotton"),
+                    Message(role="assistant", content="ok")]
+    assert retail.score(task, user_said_it, "agent_stop").reward == 0.0
+
+
+def test_action_matching_as_tau2_compares():
+    action = {"name": "get_order_details", "arguments": {"order_id": "#W1", "note": "x"}}
+    assert action_matches(action, ToolCall(name="get_order_details",
+                                           arguments={"order_id": "#W1", "note": "x"}))
+    assert not action_matches(action, ToolCall(name="get_order_details",
+                                               arguments={"order_id": "#W2", "note": "x"}))
+    # without compare_args τ² compares the arguments the call passes: fewer, or none, match
+    assert action_matches(action, ToolCall(name="get_order_details",
+                                           arguments={"order_id": "#W1"}))
+    assert action_matches(action, ToolCall(name="get_order_details"))
+    assert not action_matches(action, ToolCall(name="get_user_details"))
+    assert not action_matches(action, ToolCall(name="get_order_details",
+                                               arguments={"order_id": "#W1", "extra": 1}))
+    narrowed = {**action, "compare_args": ["order_id"]}
+    assert action_matches(narrowed, ToolCall(name="get_order_details",
+                                             arguments={"order_id": "#W1", "extra": 1}))
+    assert action_matches({**action, "compare_args": []}, ToolCall(name="get_order_details",
+                                                                   arguments={"x": 1}))
+
+
+def test_a_trajectory_that_does_not_replay_is_an_error(tau2_release, retail):
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    first_tool = next(i for i, m in enumerate(messages) if m.role == "tool")
+    forged = list(messages)
+    forged[first_tool] = messages[first_tool].replace(**{"content": '{"x": 1}'})
+    with pytest.raises(Tau2TrajectoryError, match=f"message {first_tool}: the replay of"):
+        retail.score(task, forged, "agent_stop")
+    with pytest.raises(Tau2TrajectoryError, match="a tool message that answers no call"):
+        retail.score(task, [messages[first_tool]], "agent_stop")
+    with pytest.raises(Tau2TrajectoryError, match="the result of .* expected"):
+        retail.score(task, messages[:first_tool], "agent_stop")
+    renamed = list(messages)
+    renamed[first_tool] = messages[first_tool].replace(**{"name": "other"})
+    with pytest.raises(Tau2TrajectoryError, match="the result of other answers a call of"):
+        retail.score(task, renamed, "agent_stop")
+
+
+def test_the_reference_replay_is_computed_once_per_task(tau2_release, monkeypatch):
+    scorer = Tau2Scorer(tau2_release, "retail")
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    built = collections.Counter()
+    environment = score_module.Tau2Environment
+
+    def counting(*args, **kwargs):
+        built["env"] += 1
+        return environment(*args, **kwargs)
+
+    monkeypatch.setattr(score_module, "Tau2Environment", counting)
+    scorer.score(task, messages, "agent_stop")
+    assert built["env"] == 2  # the trajectory's replay and the reference's
+    scorer.score(task, messages, "agent_stop")
+    assert built["env"] == 3
+    scorer.score(task, messages[:2], "agent_stop")  # no write: the shared initial environment
+    scorer.score(copy.deepcopy(task), messages[:2], "agent_stop")
+    assert built["env"] == 4
+    assert gold_hash(tau2_release, task, "retail") == scorer.gold_db_hash(task)
+
+
+def _same(ours: Tau2Score, info) -> None:
+    """Our score against τ²'s RewardInfo: the reward and every check τ² reports."""
+    assert ours.reward == info.reward
+    if info.db_check is None:  # not evaluated (a premature end)
+        assert (ours.db_match, ours.communicate) == (None, None)
+        return
+    assert ours.db_match == info.db_check.db_match
+    assert ours.communicate == all(c.met for c in info.communicate_checks or [])
+    if info.action_checks is not None:
+        assert ours.actions_matched == [c.action_match for c in info.action_checks]
+
+
+def _compare(release, evaluator, cases):
+    scorers = {}
+    outcomes = collections.Counter()
+    seconds = collections.Counter()
+    for case in cases:
+        scorer = scorers.setdefault(case.domain, Tau2Scorer(release, case.domain))
+        start = time.perf_counter()
+        ours = scorer.score(case.task, case.messages, case.termination)
+        middle = time.perf_counter()
+        info = evaluator.reward_info(case.domain, case.task, case.messages, case.termination)
+        seconds["ours"] += middle - start
+        seconds["tau2"] += time.perf_counter() - middle
+        try:
+            _same(ours, info)
+        except AssertionError as error:
+            raise AssertionError(f"{case.domain} task {case.task['id']} ({case.kind}): ours "
+                                 f"{ours}, τ² {info.reward} {info.info}") from error
+        outcomes[(case.domain, case.kind, ours.reward)] += 1
+    return outcomes, seconds
+
+
+def test_same_reward_as_tau2_on_a_few_trajectories(tau2_release, evaluator):
+    cases = trajectories(tau2_release, per_task=2, limit=3, domains=("retail",))
+    outcomes, _ = _compare(tau2_release, evaluator, cases)
+    assert sum(outcomes.values()) == 12
+    assert {reward for (_, _, reward) in outcomes} == {0.0, 1.0}
+
+
+@pytest.mark.slow
+def test_same_reward_as_tau2_on_every_task(tau2_release, evaluator):
+    """656 trajectories of both domains: the reference replay of every task (reward 1), an
+    empty episode per task and two perturbed episodes per task (about 15 minutes on 2 busy
+    cores, three quarters of it in τ²'s evaluator)."""
+    outcomes, seconds = _compare(tau2_release, evaluator, trajectories(tau2_release, per_task=2))
+    total = sum(outcomes.values())
+    assert total == (50 + 114) * 4
+    by_kind = collections.defaultdict(collections.Counter)
+    for (_, kind, reward), n in outcomes.items():
+        by_kind[kind][reward] += n
+    assert by_kind["reference"] == {1.0: 164}
+    assert by_kind["empty"][0.0] > 0 and sum(by_kind["empty"].values()) == 164
+    perturbed = collections.Counter()
+    for kind, counts in by_kind.items():
+        if kind not in ("reference", "empty"):
+            perturbed.update(counts)
+    assert perturbed[0.0] > 100 and perturbed[1.0] > 50
+    print(f"\n{total} trajectories, the same reward as τ²'s evaluator on each; "
+          f"rewards by kind {dict(sorted((k, dict(v)) for k, v in by_kind.items()))}; "
+          f"ours {seconds['ours']:.1f} s, τ²'s {seconds['tau2']:.1f} s")
