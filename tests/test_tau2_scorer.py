@@ -204,3 +204,18 @@ def test_same_reward_as_tau2_on_every_task(tau2_release, evaluator):
     print(f"\n{total} trajectories, the same reward as τ²'s evaluator on each; "
           f"rewards by kind {dict(sorted((k, dict(v)) for k, v in by_kind.items()))}; "
           f"ours {seconds['ours']:.1f} s, τ²'s {seconds['tau2']:.1f} s")
+
+
+def test_trusted_results_skip_the_replay_only_when_the_writes_equal_the_reference(
+        tau2_release):
+    """The pipeline's scorer (trust_results) gives the same reward as the replaying one on
+    the reference and on altered writes; only a forged result goes unnoticed (documented)."""
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    strict, trusted = Tau2Scorer(tau2_release, "retail"), Tau2Scorer(tau2_release, "retail",
+                                                                     trust_results=True)
+    assert trusted.score(task, messages, "user_stop").reward == \
+        strict.score(task, messages, "user_stop").reward == 1.0
+    write = max(i for i, m in enumerate(messages) if m.role == "assistant" and m.tool_calls)
+    assert trusted.score(task, messages[:write], "user_stop").reward == \
+        strict.score(task, messages[:write], "user_stop").reward == 0.0

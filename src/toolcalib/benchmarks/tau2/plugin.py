@@ -20,7 +20,7 @@ from toolcalib.benchmarks.tau2.loop import conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
-from toolcalib.benchmarks.tau2.score import gold_hash, score_trajectory
+from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
 from toolcalib.benchmarks.tau2.writes import write_units
 from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
@@ -96,9 +96,13 @@ class Tau2:
                                             policy=release.policy(domain)))
 
     def gold(self, source: str | Path, case: Any) -> dict[str, Any]:
-        return {"case_id": case.id, "category": case.category,
-                "db_hash": gold_hash(_release(str(source)), case.environment["task"],
-                                     case.environment["domain"])}
+        """The database hashes after replaying the task's reference actions (τ²'s rule; a
+        task without evaluation criteria has none)."""
+        task = case.environment["task"]
+        db, user = (None, None) if task.get("evaluation_criteria") is None else \
+            gold_hashes(_release(str(source)), task, case.environment["domain"])
+        return {"case_id": case.id, "category": case.category, "db_hash": db,
+                "user_db_hash": user}
 
     def read_gold(self, path: str | Path) -> dict[str, Any]:
         with open(path, encoding="utf-8") as handle:
@@ -115,7 +119,9 @@ class Tau2:
                          error_message=trajectory.error)
         verdict = score_trajectory(_release(str(source)), case.environment["domain"],
                                    case.environment["task"], conversation_of(trajectory),
-                                   trajectory.termination or "agent_error")
+                                   trajectory.termination or "agent_error",
+                                   None if not gold or gold.get("db_hash") is None
+                                   else (gold["db_hash"], gold.get("user_db_hash")))
         passed = verdict.reward == 1.0
         error_type = None
         if not passed:
@@ -140,6 +146,9 @@ class Tau2:
             user: Any = ReferenceUser()
             identity = user.identity()
         else:
+            if user_backend is None:
+                raise ValueError(f"τ² user {options['user']!r}: no backend plays the user "
+                                 "(generate --user-spec)")
             user = LlmUser(_release(str(source)).guidelines(), options.get("user_params") or {})
             identity = recorded_identity(user_backend.identity())
         return partial(conversation, user=user, user_identity=identity,

@@ -25,7 +25,12 @@ Trajectories are toolcalib `Message`s after the task's initial state: a `tool` m
 the calls of the message before it, in order (τ² pairs them by id). Speed: the reference
 replay's hash is computed once per task; a trajectory without a write call of the agent leaves
 the database as the initial state left it (τ²'s read and generic tools do not write), so its
-calls are re-checked on one shared environment and the initial hash is reused.
+calls are re-checked on one shared environment and the initial hash is reused. The pipeline's
+scorer (`score_trajectory`) trusts the recorded results (its loop got them from τ²'s
+environment): a trajectory whose write calls equal the reference actions' writes, in order,
+leaves the reference's database (reads do not write; a tool's effect depends only on the
+database and its arguments), so it matches without a replay; the gold stage's hashes seed the
+reference replay's.
 """
 
 from __future__ import annotations
@@ -79,7 +84,12 @@ class Tau2Scorer:
     """Scores one domain's trajectories; caches per task what the trajectory cannot change.
     Not thread-safe."""
 
-    def __init__(self, release: Tau2Release, domain: str):
+    def __init__(self, release: Tau2Release, domain: str, trust_results: bool = False):
+        """`trust_results`: the trajectories' tool results are what τ²'s environment answered
+        (the pipeline's own loop recorded them): a trajectory whose write calls equal the
+        reference actions' writes, in order, matches the database without a replay (so its
+        results are not re-checked)."""
+        self.trust_results = trust_results
         self.release = release
         self.domain = check_domain(domain)
         self._gold: dict[str, tuple[str, str | None]] = {}
@@ -150,6 +160,9 @@ class Tau2Scorer:
         if criteria.get("actions") is None and criteria.get("env_assertions") is None:
             return True
         writes = self._writes(calls)
+        if writes and self.trust_results and _write_sequence(calls, self._names) == \
+                _write_sequence(_reference_calls(criteria), self._names):
+            return True
         if writes:
             env = Tau2Environment(self.release, self.domain, task)
         else:
@@ -158,9 +171,18 @@ class Tau2Scorer:
             _check_result(c, env.execute(c.call, c.requestor)[0])
         return (_hashes(env) if writes else initial_hash) == self._gold_hashes(task)
 
+    @property
+    def _names(self) -> frozenset[str]:
+        return write_tools(self.release, self.domain)
+
     def _writes(self, calls: list[_Call]) -> bool:
-        names = write_tools(self.release, self.domain)
+        names = self._names
         return any(c.requestor == "assistant" and c.call.name in names for c in calls)
+
+    def seed_gold(self, task: dict[str, Any], hashes: tuple[str, str | None]) -> None:
+        """The reference replay's hashes of `task` as the gold stage computed them."""
+        self._gold[_key(task.get("initial_state"), task["evaluation_criteria"].get("actions"))] \
+            = hashes
 
     def _initial_env(self, task: dict[str, Any]
                      ) -> tuple[Tau2Environment, tuple[str, str | None]]:
@@ -173,9 +195,28 @@ class Tau2Scorer:
 
 
 def score_trajectory(release: Tau2Release, domain: str, task: dict[str, Any],
-                     messages: Sequence[Message], termination: str) -> Tau2Score:
-    """`Tau2Scorer.score` with one scorer (and its caches) per release and domain."""
-    return _scorer(release, domain).score(task, messages, termination)
+                     messages: Sequence[Message], termination: str,
+                     gold: tuple[str, str | None] | None = None) -> Tau2Score:
+    """`Tau2Scorer.score` with one scorer (and its caches) per release and domain; `gold`:
+    the reference replay's hashes, if the gold stage has them."""
+    scorer = _scorer(release, domain, trust_results=True)
+    if gold is not None and task.get("evaluation_criteria") is not None:
+        scorer.seed_gold(task, gold)
+    return scorer.score(task, messages, termination)
+
+
+def _write_sequence(calls: Sequence[Any], names: frozenset[str]) -> list[str]:
+    """The write calls in order (name, requestor, canonical arguments): two call sequences
+    with the same writes leave the same database (τ²'s read and generic tools do not write,
+    and a tool's effect depends only on the database and its arguments)."""
+    return [_key(c.call.name, c.requestor, c.call.arguments) for c in calls
+            if c.call.name in names]
+
+
+def _reference_calls(criteria: dict[str, Any]) -> list[_Call]:
+    return [_Call(ToolCall(name=a["name"], arguments=a.get("arguments") or {}),
+                  a.get("requestor") or "assistant", "", index)
+            for index, a in enumerate(criteria.get("actions") or [])]
 
 
 def gold_hash(release: Tau2Release, task: dict[str, Any], domain: str) -> str:
@@ -183,14 +224,20 @@ def gold_hash(release: Tau2Release, task: dict[str, Any], domain: str) -> str:
     return _scorer(release, domain).gold_db_hash(task)
 
 
-_SCORERS: dict[tuple[Tau2Release, str], Tau2Scorer] = {}
+def gold_hashes(release: Tau2Release, task: dict[str, Any],
+                domain: str) -> tuple[str, str | None]:
+    """The agent and user database hashes after the task's reference actions."""
+    return _scorer(release, domain)._gold_hashes(task)
 
 
-def _scorer(release: Tau2Release, domain: str) -> Tau2Scorer:
-    """One scorer per release file and domain (equal releases share it)."""
-    key = (release, check_domain(domain))
+_SCORERS: dict[tuple[Tau2Release, str, bool], Tau2Scorer] = {}
+
+
+def _scorer(release: Tau2Release, domain: str, trust_results: bool = False) -> Tau2Scorer:
+    """One scorer per release file, domain and trust (equal releases share it)."""
+    key = (release, check_domain(domain), trust_results)
     if key not in _SCORERS:
-        _SCORERS[key] = Tau2Scorer(release, domain)
+        _SCORERS[key] = Tau2Scorer(release, domain, trust_results)
     return _SCORERS[key]
 
 
