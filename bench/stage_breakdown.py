@@ -10,8 +10,7 @@ process, through a thin wrapper that splits the process's CPU time (user + syste
 
 - `start`: interpreter start-up and `site` before the wrapper's first line;
 - `imports`: `toolcalib.cli`, the stage module and the benchmark module it loads;
-- `parse`: reading JSONL records (cases and trajectories as views; evaluate only): gold
-  turns are parsed as the checker reaches them, in `rest`;
+- `parse`: reading JSONL records (cases and trajectories; evaluate only; gold traces in `rest`);
 - `classify`: the classifier profile over every emission, action rows (evaluate only);
 - `env`: building each multi-turn case's simulated API instances (evaluate only);
 - `write`: tables and output files (evaluate: the action and score tables and the run's
@@ -65,7 +64,7 @@ def job(argv: list[str]) -> None:
     spent["imports"] = time.process_time() - begin
     if argv[0] == "evaluate":
         core = importlib.import_module("toolcalib.evaluate")
-        core.read_views = timer(spent, "parse", core.read_views)
+        core.read_records = timer(spent, "parse", core.read_records)
         core.action_rows = timer(spent, "classify", core.action_rows)
         multi_turn = importlib.import_module("toolcalib.score.multi_turn")
         multi_turn.case_environment = timer(spent, "env", multi_turn.case_environment)

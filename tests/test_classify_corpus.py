@@ -11,6 +11,7 @@ from toolcalib.classify.corpus import Candidate, candidates, main, read_candidat
 from toolcalib.classify.validation import Provenance, load_corpus
 from toolcalib.jsonio import write_jsonl
 from toolcalib.records import (
+    NO_DOCS,
     Case,
     Emission,
     Message,
@@ -44,8 +45,8 @@ def case(case_id: str, requests: list[str]) -> Case:
                        line_sha256="0" * 64)
     turns = [Turn(index=i, messages=[Message(role="user", content=text)], gold_action="tool_call")
              for i, text in enumerate(requests)]
-    return Case(id=case_id, benchmark="bfcl", category="multi_turn_base", turns=turns, tools=[],
-                gold_action="tool_call", gold_turn=0, source=source)
+    return Case(id=case_id, benchmark="bfcl", category="multi_turn_base", turns=turns,
+                tools_json=NO_DOCS, gold_action="tool_call", gold_turn=0, source=source)
 
 
 def test_distinct_emissions_first_occurrence_first() -> None:

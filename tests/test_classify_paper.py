@@ -14,6 +14,7 @@ from toolcalib.classify import (
 from toolcalib.classify.paper import load_cues
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
 from toolcalib.records import (
+    NO_DOCS,
     ActionRow,
     Case,
     Emission,
@@ -240,7 +241,7 @@ def make_case(gold: list[str], gold_turn: int) -> Case:
         benchmark="bfcl",
         category="miss_param",
         turns=turns,
-        tools=[],
+        tools_json=NO_DOCS,
         gold_action=gold[gold_turn],
         gold_turn=gold_turn,
         source=source,
@@ -296,7 +297,7 @@ def test_classify_trajectory_rows() -> None:
     assert all(r.scored and r.outcome == "completed" for r in rows)
     assert rows[3].evidence == "" and rows[4].evidence == "?"
     frame = actions_frame(rows)
-    assert frame.columns == list(ACTION_SCHEMA) == list(ActionRow.model_fields)
+    assert frame.columns == list(ACTION_SCHEMA) == list(ActionRow.__struct_fields__)
     assert frame.height == 7
 
 
@@ -319,7 +320,7 @@ def test_infrastructure_outcomes_are_not_scored(outcome: str, scored: bool) -> N
 def test_trajectory_must_match_its_case() -> None:
     case = make_case(["ask"], 0)
     with pytest.raises(ValueError, match="is not case"):
-        classify_trajectory(make_trajectory([[]]).model_copy(update={"case_id": "c2"}), case, PAPER)
+        classify_trajectory(make_trajectory([[]]).replace(**{"case_id": "c2"}), case, PAPER)
     with pytest.raises(ValueError, match=r"turns \[1\] are not in the case"):
         classify_trajectory(make_trajectory([[], []]), case, PAPER)
 

@@ -18,13 +18,23 @@ import pytest
 
 from toolcalib.audit import audit, metrics_of, render
 from toolcalib.execute.textcalls import decode_emission
-from toolcalib.jsonio import write_jsonl
+from toolcalib.jsonio import parse_line, write_jsonl
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
 from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.paired import SHIFT_SCHEMA, compare_models, shift_table
 from toolcalib.metrics.rows import COUNTS, RATES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
-from toolcalib.records import Case, Emission, Message, SourceRef, Step, Trajectory, Turn, TurnTrace
+from toolcalib.records import (
+    NO_DOCS,
+    Case,
+    Emission,
+    Message,
+    SourceRef,
+    Step,
+    Trajectory,
+    Turn,
+    TurnTrace,
+)
 from toolcalib.stages.aggregate import run as aggregate
 from toolcalib.stages.evaluate import run as evaluate
 from toolcalib.stages.report import run as report
@@ -39,7 +49,7 @@ FAILED = "1 failed requests (not stored): connection refused"
 def case(case_id: str, category: str) -> Case:
     turn = Turn(index=0, messages=[Message(role="user", content="What is 2 + 2?")],
                 gold_action="refuse")
-    return Case(id=case_id, benchmark=BENCH, category=category, turns=[turn], tools=[],
+    return Case(id=case_id, benchmark=BENCH, category=category, turns=[turn], tools_json=NO_DOCS,
                 gold_action="refuse", gold_turn=0, multi_step=False, source=SOURCE)
 
 
@@ -258,7 +268,7 @@ def test_malformed_call_attempts_are_counted(tmp_path: Path) -> None:
     texts = {"irrelevance_0": 'api.cd(folder="document")', "irrelevance_1": 'tools["ls"]()',
              "irrelevance_2": "[a.b(c=1), d()]", "irrelevance_3": REFUSED}
     metrics = build(tmp_path, {("m", "baseline"): {"irrelevance": texts}})
-    stored = [Trajectory.model_validate_json(line).turns[0].steps[0].emission.parse for line in
+    stored = [parse_line(line, Trajectory, "x", 1).turns[0].steps[0].emission.parse for line in
               (tmp_path / "results/trajectories/m/baseline/bfcl/irrelevance.jsonl").open()]
     assert stored == ["malformed"] * 3 + ["none"]
     per_case = pl.read_parquet(metrics / "per_case.parquet")

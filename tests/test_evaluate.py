@@ -1,5 +1,5 @@
-"""The evaluate stage: views read what classify and score need; one process writes every
-category's actions and scores and the run's per-case table and triples."""
+"""The evaluate stage: the records it reads hold what classify and score need; one process
+writes every category's actions and scores and the run's per-case table and triples."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import pytest
 
 from tests.test_classify_paper import make_case, make_trajectory
 from toolcalib.classify import classify_trajectory, get_profile
-from toolcalib.jsonio import InputError, read_records, write_jsonl
+from toolcalib.jsonio import InputError, dumps, read_records, write_jsonl
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame, read_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
-from toolcalib.records import Case, Emission, GoldTrace, Trajectory
+from toolcalib.records import Case, Emission, GoldTrace, Trajectory, docs_json
 from toolcalib.score.multi_turn import score_case
 from toolcalib.stages import evaluate as stage
-from toolcalib.views import CaseView, TrajectoryView
 
 TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell me the file name?"}
 
@@ -24,47 +23,45 @@ TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell m
 def irrelevance_case(case_id: str) -> Case:
     case = make_case(["refuse"], 0)
     tools = [{"name": "f", "description": "d", "parameters": {"type": "dict", "properties": {}}}]
-    return case.model_copy(update={"id": case_id, "category": "irrelevance", "tools": tools,
-                                   "multi_step": False})
+    return case.replace(id=case_id, category="irrelevance", tools_json=docs_json(tools),
+                        multi_step=False)
 
 
 def answer(case_id: str) -> Trajectory:
     run = make_trajectory([[Emission(text=TEXTS[case_id])]])
-    return run.model_copy(update={"case_id": case_id, "category": "irrelevance",
-                                  "variant": "baseline"})
+    return run.replace(case_id=case_id, category="irrelevance", variant="baseline")
 
 
-def test_views_are_the_records_without_docs_and_conversation(tmp_path: Path) -> None:
+def test_read_records_classify_and_score_as_the_records_written(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "cases.jsonl", [irrelevance_case("c1")])
     write_jsonl(tmp_path / "runs.jsonl", [answer("c1")])
-    case, view = read_records(tmp_path / "cases.jsonl", Case)[0], \
-        read_records(tmp_path / "cases.jsonl", CaseView)[0]
-    assert not hasattr(view, "tools") and not hasattr(view.turns[0], "messages")
-    assert {k: getattr(case, k) for k in ("id", "gold_action", "gold_turn", "multi_step")} == \
-        {k: getattr(view, k) for k in ("id", "gold_action", "gold_turn", "multi_step")}
-    trajectory = read_records(tmp_path / "runs.jsonl", TrajectoryView)[0]
+    (case,) = read_records(tmp_path / "cases.jsonl", Case)
+    (trajectory,) = read_records(tmp_path / "runs.jsonl", Trajectory)
+    assert case == irrelevance_case("c1") and trajectory == answer("c1")
+    assert case.tools == irrelevance_case("c1").tools and case.tools[0]["name"] == "f"
     profile = get_profile("paper")
-    assert classify_trajectory(trajectory, view, profile) == \
-        classify_trajectory(answer("c1"), case, profile)
-    assert score_case(view, trajectory, None, None) == score_case(case, answer("c1"), None, None)
+    assert classify_trajectory(trajectory, case, profile) == \
+        classify_trajectory(answer("c1"), irrelevance_case("c1"), profile)
+    assert score_case(case, trajectory, None, None) == \
+        score_case(irrelevance_case("c1"), answer("c1"), None, None)
 
 
-def test_a_bad_view_line_names_file_line_and_field(tmp_path: Path) -> None:
+def test_a_bad_case_line_names_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text('{"id": "c1"}\n{not json\n')
     with pytest.raises(InputError, match=r"cases.jsonl:1: field 'benchmark'"):
-        read_records(path, CaseView)
-    path.write_text("\n" + irrelevance_case("c1").model_dump_json() + "\n{not json\n")
+        read_records(path, Case)
+    path.write_text("\n" + dumps(irrelevance_case("c1")) + "\n{not json\n")
     with pytest.raises(InputError, match=r"cases.jsonl:3: not valid JSON"):
-        read_records(path, CaseView)
+        read_records(path, Case)
 
 
 def test_one_process_writes_every_category_and_the_run_tables(tmp_path: Path,
                                                               bfcl_wheel: Path) -> None:
     files = {}
     for category, ids in {"irrelevance": ["c1"], "live_irrelevance": ["c2"]}.items():
-        cases = [irrelevance_case(i).model_copy(update={"category": category}) for i in ids]
-        runs = [answer(i).model_copy(update={"category": category}) for i in ids]
+        cases = [irrelevance_case(i).replace(category=category) for i in ids]
+        runs = [answer(i).replace(category=category) for i in ids]
         for name, rows in {"cases": cases, "trajectories": runs,
                            "gold": [GoldTrace(case_id=i, category=category, turns=[])
                                     for i in ids]}.items():
@@ -74,9 +71,8 @@ def test_one_process_writes_every_category_and_the_run_tables(tmp_path: Path,
             files.setdefault(name, []).append(str(tmp_path / name / f"{category}.jsonl"))
     stage.run(profile="paper", benchmark="bfcl", source=str(bfcl_wheel), **files,
               per_case=str(tmp_path / "per_case.jsonl"), triples=str(tmp_path / "triples.csv"))
-    expected = classify_trajectory(answer("c2").model_copy(update={"category": "live_irrelevance"}),
-                                   irrelevance_case("c2").model_copy(
-                                       update={"category": "live_irrelevance"}),
+    expected = classify_trajectory(answer("c2").replace(category="live_irrelevance"),
+                                   irrelevance_case("c2").replace(category="live_irrelevance"),
                                    get_profile("paper"))
     assert read_table(files["actions"][1], ACTION_SCHEMA).equals(actions_frame(expected))
     assert pl.read_ndjson(files["scores"][0])["passed"].to_list() == [True]

@@ -160,7 +160,7 @@ def _variants(case):
         first = calls[0]
         if first.arguments:
             key = next(iter(first.arguments))
-            changed = first.model_copy(update={"arguments": {**first.arguments, key: "zz"}})
+            changed = first.replace(**{"arguments": {**first.arguments, key: "zz"}})
             yield [[changed if call is first else call for call in turn] for turn in turns]
 
 

@@ -24,7 +24,7 @@ from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
 from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
-from toolcalib.records import Emission, Message, ToolCall  # noqa: E402
+from toolcalib.records import Emission, Message, ToolCall, docs_json  # noqa: E402
 from toolcalib.score.gold import case_environment  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
@@ -209,7 +209,7 @@ def _position_independent(model, rows: int) -> bool:
 def test_prefix_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_release):
     base = load_cases(bfcl_release, "multi_turn_base")
     tools = base[0].tools[:6]
-    cases = [c.model_copy(update={"tools": tools, "turns": c.turns[:2]}) for c in base[:3]]
+    cases = [c.replace(tools_json=docs_json(tools), turns=c.turns[:2]) for c in base[:3]]
 
     def run(batch_size: int, **extra):
         backend = _backend(smollm2_dir, max_new_tokens=24, prefill_chunk=64, decode_rows=2,
@@ -257,7 +257,7 @@ def test_drafts_are_verified_and_change_no_token(smollm2_dir):
 def test_shared_prefix_files_serve_other_engines_and_change_no_token(smollm2_dir, bfcl_release,
                                                                       tmp_path):
     case = load_cases(bfcl_release, "multi_turn_base")[0]
-    case = case.model_copy(update={"turns": case.turns[:1]})
+    case = case.replace(turns=case.turns[:1])
 
     def run(**extra):
         backend = _backend(smollm2_dir, max_new_tokens=8, **extra)

@@ -108,7 +108,7 @@ def test_a_trajectory_that_does_not_replay_is_an_error(tau2_release, retail):
     messages = _reference(tau2_release, "retail", task)
     first_tool = next(i for i, m in enumerate(messages) if m.role == "tool")
     forged = list(messages)
-    forged[first_tool] = messages[first_tool].model_copy(update={"content": '{"x": 1}'})
+    forged[first_tool] = messages[first_tool].replace(**{"content": '{"x": 1}'})
     with pytest.raises(Tau2TrajectoryError, match=f"message {first_tool}: the replay of"):
         retail.score(task, forged, "agent_stop")
     with pytest.raises(Tau2TrajectoryError, match="a tool message that answers no call"):
@@ -116,7 +116,7 @@ def test_a_trajectory_that_does_not_replay_is_an_error(tau2_release, retail):
     with pytest.raises(Tau2TrajectoryError, match="the result of .* expected"):
         retail.score(task, messages[:first_tool], "agent_stop")
     renamed = list(messages)
-    renamed[first_tool] = messages[first_tool].model_copy(update={"name": "other"})
+    renamed[first_tool] = messages[first_tool].replace(**{"name": "other"})
     with pytest.raises(Tau2TrajectoryError, match="the result of other answers a call of"):
         retail.score(task, renamed, "agent_stop")
 

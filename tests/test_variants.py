@@ -7,13 +7,12 @@ from toolcalib.benchmarks.bfcl import load_cases
 from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.trajectory import classify_trajectory
 from toolcalib.generate import run_case
-from toolcalib.jsonio import dumps
+from toolcalib.jsonio import dumps, parse_line
 from toolcalib.probes import ProbeContext, sri_message, unsupported
-from toolcalib.records import Emission, ToolCall
+from toolcalib.records import Case, Emission, ToolCall
 from toolcalib.score.gold import case_environment, gold_trace
 from toolcalib.score.multi_turn import score_case
 from toolcalib.variants import PERMISSION_PROMPT, get_variant
-from toolcalib.views import CaseView, parse_checked
 
 
 class Scripted:
@@ -56,9 +55,11 @@ def test_no_tools_visible_hides_tools_and_remaps_gold(bfcl_release):
     assert adjusted.gold_action == "ask"  # miss_param keeps its ask
     rows = classify_trajectory(trajectory, adjusted, get_profile("paper"))
     assert {r.gold_action for r in rows if r.level == "turn"} == {"refuse", "ask"}
-    view = parse_checked(dumps(case), CaseView, "cases.jsonl:1")  # what evaluate reads
-    assert get_variant("no-tools-visible").adjust_gold(view) == \
-        parse_checked(dumps(adjusted), CaseView, "cases.jsonl:1")
+    read = parse_line(dumps(case), Case, "cases.jsonl", 1)  # what evaluate reads
+    remapped = get_variant("no-tools-visible").adjust_gold(read)
+    assert remapped == get_variant("no-tools-visible").adjust_gold(case)
+    assert [t.gold_action for t in remapped.turns] == [t.gold_action for t in adjusted.turns]
+    assert remapped.tools == case.tools and adjusted.tools == []
 
 
 def test_sri_drops_the_halting_reply_and_retries_once_per_turn(bfcl_release):

@@ -23,9 +23,8 @@ from typing import Any
 
 import polars as pl
 import yaml
-from pydantic import ValidationError
 
-from toolcalib.jsonio import sha256_file
+from toolcalib.jsonio import InputError, builtins, parse_line, sha256_file
 from toolcalib.manifest import machine
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
@@ -427,8 +426,8 @@ def _read_trajectory(path: Path, case_id: str) -> tuple[Trajectory | None, list[
             seen.append(json.loads(line).get("case_id"))
             if seen[-1] == case_id:
                 try:
-                    return Trajectory.model_validate_json(line), seen
-                except ValidationError as error:
+                    return parse_line(line, Trajectory, str(path), len(seen)), seen
+                except InputError as error:
                     raise AuditError(f"{path}:{len(seen)}: not a trajectory record of this "
                                      f"toolcalib version: {error}") from error
     return None, seen
@@ -546,7 +545,7 @@ def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
             "failed_turn": verdict.get("failed_turn"),
             "details": json.loads(details) if details else None,
         },
-        "interventions": [i.model_dump() for i in trajectory.interventions],
+        "interventions": [builtins(i) for i in trajectory.interventions],
         "turns": turns,
     }
 

@@ -5,16 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolcalib.jsonio import InputError, field_path
-from toolcalib.records import Record
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 """Model and variant names become path components: no slashes, no spaces."""
 
 
-class ModelSpec(Record):
+class StrictModel(BaseModel):
+    """The base of specs, options and configuration files (pydantic): unknown fields are
+    errors, so a malformed one names its field; immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(StrictModel):
     name: str = Field(pattern=NAME_PATTERN)
     backend: str
     options: dict[str, Any] = Field(default_factory=dict)

@@ -1,7 +1,8 @@
 """Classify and score one run (model, variant, benchmark), one category file at a time.
 
-Cases and trajectories are read as plain views (`views.CaseView`, `views.TrajectoryView`), with
-the standard library; each input is parsed once.
+Trajectories, cases and gold traces are read as records (`records.Trajectory`, `records.Case`,
+`records.GoldTrace`: decoded and checked by msgspec in one pass each); a case or gold line only
+when a trajectory of the file needs it (`jsonio.RecordIndex`), each once.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any, NamedTuple
 from toolcalib.benchmarks import Benchmark
 from toolcalib.classify.base import Profile
 from toolcalib.classify.trajectory import action_rows
-from toolcalib.jsonio import InputError
+from toolcalib.jsonio import InputError, RecordIndex, read_records
+from toolcalib.records import Case, Trajectory
 from toolcalib.variants import get_variant
 from toolcalib.verdicts import Score
-from toolcalib.views import CaseView, TrajectoryView, read_views
 
 
 class Category(NamedTuple):
@@ -32,15 +33,15 @@ class Evaluated(NamedTuple):
 
     actions: list[dict[str, Any]]
     scores: list[Score]
-    cases: list[CaseView]
+    cases: list[Case]
     units: list[dict[str, Any]]
 
 
-def matching(cases: str, trajectories: str) -> list[tuple[CaseView, TrajectoryView]]:
+def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
     """Each trajectory of a file with its case; an unknown case id is an input error."""
-    by_id = {case.id: case for case in read_views(cases, CaseView)}
+    by_id = RecordIndex(cases, Case, "id")  # a run may cover some of the cases only
     pairs = []
-    for number, trajectory in enumerate(read_views(trajectories, TrajectoryView), start=1):
+    for number, trajectory in enumerate(read_records(trajectories, Trajectory), start=1):
         if trajectory.case_id not in by_id:
             raise InputError(f"{trajectories}:{number}: field 'case_id': unknown case "
                              f"{trajectory.case_id!r}")

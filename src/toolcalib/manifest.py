@@ -20,7 +20,7 @@ from toolcalib.trajdigest import file_digests
 
 CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
 """Tracked paths whose uncommitted edits make the code version 'dirty'."""
-PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "jsonlines", "torch",
+PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "msgspec", "torch",
             "transformers", "openai", "httpx", "llama_cpp_python")
 
 

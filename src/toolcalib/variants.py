@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from toolcalib.views import CaseView, View
+from toolcalib.records import NO_DOCS
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Message
-
-C = TypeVar("C", "Case", CaseView)
 
 PERMISSION_PROMPT = (
     "You may ask the user for any information you need that they have not given you, and you "
@@ -48,23 +46,17 @@ class Variant(NamedTuple):
         case = self.adjust_gold(case)
         if not self.hide_tools:
             return case
-        turns = [turn.model_copy(update={"tools_added": []}) for turn in case.turns]
-        return case.model_copy(update={"tools": [], "turns": turns})
+        turns = [turn.replace(tools_added=[]) for turn in case.turns]
+        return case.replace(tools_json=NO_DOCS, turns=turns)
 
-    def adjust_gold(self, case: C) -> C:
-        """The case with its gold classes as this variant presents them (a `Case` or the
-        `CaseView` classification reads)."""
+    def adjust_gold(self, case: Case) -> Case:
+        """The case with its gold classes as this variant presents them."""
         if not self.gold_map:
             return case
-        turns = [_replace(turn, gold_action=self.gold_map.get(turn.gold_action, turn.gold_action))
+        turns = [turn.replace(gold_action=self.gold_map.get(turn.gold_action, turn.gold_action))
                  for turn in case.turns]
-        return _replace(case, turns=turns,
-                        gold_action=self.gold_map.get(case.gold_action, case.gold_action))
-
-
-def _replace(item: Any, **changes: Any) -> Any:
-    """A copy of a record (pydantic) or a plain view with some fields changed."""
-    return item.replace(**changes) if isinstance(item, View) else item.model_copy(update=changes)
+        return case.replace(turns=turns,
+                            gold_action=self.gold_map.get(case.gold_action, case.gold_action))
 
 
 VARIANTS = {v.name: v for v in (

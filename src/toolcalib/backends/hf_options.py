@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolcalib.records import Record
+from toolcalib.config import StrictModel
 
 
-class Options(Record):
+class Options(StrictModel):
     model_dir: str
     tools_mode: Literal["native", "prompt"] = "native"
     max_new_tokens: int = Field(default=256, ge=1)

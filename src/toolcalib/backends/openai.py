@@ -128,12 +128,12 @@ def parse_choice(body: Any, names: dict[str, str], structured: bool) -> Emission
             if not isinstance(arguments, dict):
                 raise ValueError("arguments are not a JSON object")
         except ValueError as exc:
-            return emission.model_copy(update={
-                "structured": True, "parse": "malformed",
-                "parse_error": f"{function.get('name')}: {exc}: {json.dumps(raw)[:EXCERPT]}"})
+            return emission.replace(
+                structured=True, parse="malformed",
+                parse_error=f"{function.get('name')}: {exc}: {json.dumps(raw)[:EXCERPT]}")
         calls.append(ToolCall(name=names.get(function["name"], function["name"]),
                               arguments=arguments))
-    return emission.model_copy(update={"tool_calls": calls, "structured": True})
+    return emission.replace(tool_calls=calls, structured=True)
 
 
 def retry_after(response: httpx.Response) -> float | None:

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolcalib.records import Record
+from toolcalib.config import StrictModel
 
 
-class OpenAIOptions(Record):
+class OpenAIOptions(StrictModel):
     base_url: str
     model: str
     api_key_env: str | None = None

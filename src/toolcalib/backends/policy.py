@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from toolcalib.backends.base import Request
 from toolcalib.benchmarks import get_benchmark
-from toolcalib.config import ModelSpec
-from toolcalib.records import Emission, Record, ToolCall
+from toolcalib.config import ModelSpec, StrictModel
+from toolcalib.records import Emission, ToolCall
 
 ASK_TEXT = "Could you please provide the missing information I need to do this?"
 REFUSE_TEXT = "I cannot do this: none of the available functions fits this request."
@@ -82,7 +82,7 @@ POLICIES: dict[str, Callable[[Request], Emission]] = {
 }
 
 
-class PolicyOptions(Record):
+class PolicyOptions(StrictModel):
     policy: Literal[tuple(POLICIES)]  # type: ignore[valid-type]
 
 

@@ -46,10 +46,10 @@ from pydantic import ValidationError
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.benchmarks.bfcl_normalize import CATEGORIES, MULTI_TURN
-from toolcalib.config import ModelSpec
+from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.execute.textcalls import parse_text_calls
 from toolcalib.jsonio import InputError, sha256_file
-from toolcalib.records import Emission, Record, ToolCall
+from toolcalib.records import Emission, ToolCall
 
 VERSION_PREFIX = "BFCL_v4"
 """bfcl_eval/constants/category_mapping.py: VERSION_PREFIX."""
@@ -68,7 +68,7 @@ Format = Literal["prompt", "fc"]
 DivergenceKind = Literal["missing_step", "unconsumed_steps", "text_calls"]
 
 
-class ReplayOptions(Record):
+class ReplayOptions(StrictModel):
     results_dir: str
     model: str
     """The model's folder under `results_dir` (BFCL's registry name, `/` written `_`)."""
@@ -334,10 +334,10 @@ class ReplayBackend:
                     "an FC text reply that our decoder reads as calls (BFCL's FC decoder "
                     "does not)"))
         multi = case.category in MULTI_TURN
-        return emission.model_copy(update={
-            "input_tokens": _token(entry.input_tokens, turn, step, multi),
-            "output_tokens": _token(entry.output_tokens, turn, step, multi),
-        })
+        return emission.replace(
+            input_tokens=_token(entry.input_tokens, turn, step, multi),
+            output_tokens=_token(entry.output_tokens, turn, step, multi),
+        )
 
 
 def make(spec: ModelSpec) -> ReplayBackend:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Trajectory
-    from toolcalib.views import CaseView, TrajectoryView
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl", "tau2": "toolcalib.benchmarks.tau2.plugin"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
@@ -31,17 +31,17 @@ class Benchmark(Protocol):
     def gold(self, source: str, case: Case) -> Any:
         """The case's ground truth, written as one JSON line per case."""
 
-    def read_gold(self, path: str) -> dict[str, Any]:
+    def read_gold(self, path: str) -> Mapping[str, Any]:
         """A file of `gold`'s lines by case id, as `score` takes them."""
 
-    def score(self, source: str, case: Case | CaseView,
-              trajectory: Trajectory | TrajectoryView, gold: Any) -> Any: ...
+    def score(self, source: str, case: Case,
+              trajectory: Trajectory, gold: Any) -> Any: ...
 
     def loop(self, options: dict[str, Any], user_backend: Any, source: str) -> Any:
         """The conversation factory (`generate.Loop`) for this benchmark's config section
         (`options`) and the backend playing a simulated user (None without one)."""
 
-    def units(self, case: CaseView, trajectory: TrajectoryView, score: Any) -> list[dict[str, Any]]:
+    def units(self, case: Case, trajectory: Trajectory, score: Any) -> list[dict[str, Any]]:
         """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`)."""
 
     policies: dict[str, Any]

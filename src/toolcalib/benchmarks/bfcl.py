@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,13 +17,13 @@ from toolcalib.benchmarks.bfcl_normalize import (
 from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.execute.executor import Environment
 from toolcalib.jsonio import sha256_file
-from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment, gold_trace, read_gold
+from toolcalib.records import GoldTrace
+from toolcalib.score.gold import case_environment, gold_trace, read_gold
 from toolcalib.score.multi_turn import score_case
 from toolcalib.verdicts import Score
-from toolcalib.views import CaseView, TrajectoryView
 
 if TYPE_CHECKING:
-    from toolcalib.records import Case, GoldTrace, Trajectory
+    from toolcalib.records import Case, Trajectory
 
 
 def load_cases(release: BfclRelease, category: str) -> list[Case]:
@@ -56,17 +57,15 @@ class Bfcl:
 
     def gold(self, source: str | Path, case: Case) -> GoldTrace:
         if not case.multi_step:
-            from toolcalib.records import GoldTrace
-
             return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
-    def read_gold(self, path: str | Path) -> dict[str, GoldTraceView | GoldLine]:
+    def read_gold(self, path: str | Path) -> Mapping[str, GoldTrace]:
         return read_gold(path)
 
-    def score(self, source: str | Path, case: Case | CaseView,
-              trajectory: Trajectory | TrajectoryView,
-              gold: GoldTrace | GoldTraceView | GoldLine | None) -> Score:
+    def score(self, source: str | Path, case: Case,
+              trajectory: Trajectory,
+              gold: GoldTrace | None) -> Score:
         return score_case(case, trajectory, gold, _release(source))
 
     policies: dict[str, Any] = {}

@@ -1,5 +1,6 @@
 """The `benchmarks.bfcl` config section: the pinned BFCL release and the categories to run
-(the config schema is generated from this model; `bfcl` itself never loads pydantic)."""
+(the config schema is generated from this model; `bfcl` itself never loads pydantic, which
+specs and config files alone use)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Literal
 from pydantic import Field
 
 from toolcalib.benchmarks.bfcl_normalize import CATEGORIES
-from toolcalib.records import Record
+from toolcalib.config import StrictModel
 
 
-class BfclConfig(Record):
+class BfclConfig(StrictModel):
     package: str
     """The package the release wheel is fetched as (`fetch`), e.g. `bfcl-eval`."""
     version: str

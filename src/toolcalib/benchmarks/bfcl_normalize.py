@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolcalib.benchmarks.bfcl_release import API_CLASSES, MISS_FUNC_MESSAGE
 from toolcalib.execute.calls import CallParseError, parse_calls
 from toolcalib.jsonio import InputError, sha256_bytes
-
-if TYPE_CHECKING:  # imported where used: `evaluate` loads this module, never pydantic
-    from toolcalib.records import Case, Message, SourceRef, ToolCall, Turn
+from toolcalib.records import Case, Message, SourceRef, ToolCall, Turn, docs_json
 
 MULTI_TURN = ("multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func",
               "multi_turn_miss_param")
@@ -76,8 +74,6 @@ def _load(text: str, where: _Where) -> dict[str, Any]:
 
 
 def _messages(turn: Any, field: str, where: _Where) -> list[Message]:
-    from toolcalib import records
-
     if not isinstance(turn, list):
         raise where.error(field, f"expected a list of messages, got {type(turn).__name__}")
     messages = []
@@ -90,22 +86,18 @@ def _messages(turn: Any, field: str, where: _Where) -> list[Message]:
             raise where.error(f"{here}.role", f"unknown role {role!r}")
         if not isinstance(content, str):
             raise where.error(f"{here}.content", "expected a string")
-        messages.append(records.Message(role=role, content=content))
+        messages.append(Message(role=role, content=content))
     return messages
 
 
 def _source(artifact: str, artifact_sha256: str, file: str, line: int, text: str) -> SourceRef:
-    from toolcalib import records
-
-    return records.SourceRef(artifact=artifact, artifact_sha256=artifact_sha256, file=file,
+    return SourceRef(artifact=artifact, artifact_sha256=artifact_sha256, file=file,
                              line=line, line_sha256=sha256_bytes(text.encode("utf-8")))
 
 
 def normalize_single_turn(category: str, lines: Lines, *, file: str, artifact: str,
                           artifact_sha256: str) -> list[Case]:
     """irrelevance / live_irrelevance: one turn, gold refuse, answered in one emission."""
-    from toolcalib import records
-
     cases = []
     for line, text in lines:
         where = _Where(file, line)
@@ -118,10 +110,11 @@ def normalize_single_turn(category: str, lines: Lines, *, file: str, artifact: s
         for index, doc in enumerate(tools):
             if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
                 raise where.error(f"function[{index}].name", "expected a function doc with a name")
-        turn = records.Turn(index=0, messages=_messages(question[0], "question[0]", where),
+        turn = Turn(index=0, messages=_messages(question[0], "question[0]", where),
                             gold_action="refuse")
-        cases.append(records.Case(id=case_id, benchmark="bfcl", category=category,
-                                  turns=[turn], tools=tools, environment={},
+        cases.append(Case(id=case_id, benchmark="bfcl", category=category,
+                                  turns=[turn], tools_json=docs_json(tools),
+                                  environment={},
                                   gold_action="refuse", gold_turn=0, multi_step=False,
                                   source=_source(artifact, artifact_sha256, file, line, text)))
     return cases
@@ -144,8 +137,6 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
                          file: str, answer_file: str, artifact: str,
                          artifact_sha256: str) -> list[Case]:
     """BFCL multi-turn entries plus their possible answers -> cases."""
-    from toolcalib import records
-
     answers = _answers(answer_lines, answer_file)
     cases = []
     for line, text in lines:
@@ -176,9 +167,9 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
                 if messages:
                     raise where.error(f"question[{index}]",
                                       "a withheld-function turn must be empty")
-                messages = [records.Message(role="user", content=MISS_FUNC_MESSAGE)]
+                messages = [Message(role="user", content=MISS_FUNC_MESSAGE)]
             calls = _gold_calls(truth[index], by_name, answer_file, answer_line, index)
-            turns.append(records.Turn(
+            turns.append(Turn(
                 index=index, messages=messages, tools_added=added,
                 gold_action="tool_call" if calls else EMPTY_TURN_CLASS[category],
                 gold_calls=calls, gold_calls_source=truth[index]))
@@ -191,8 +182,9 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
             "excluded_function": entry.get("excluded_function", []),
             "path": entry.get("path", []),
         }
-        cases.append(records.Case(
-            id=case_id, benchmark="bfcl", category=category, turns=turns, tools=tools,
+        cases.append(Case(
+            id=case_id, benchmark="bfcl", category=category, turns=turns,
+            tools_json=docs_json(tools),
             environment=environment, gold_action=case_gold, gold_turn=gold_turn,
             multi_step=True, source=_source(artifact, artifact_sha256, file, line, text)))
     return cases

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
-from toolcalib.views import ACTION_CLASSES, ActionClass, EmissionView
+from toolcalib.records import ACTION_CLASSES, ActionClass
 
 if TYPE_CHECKING:
     from toolcalib.records import Emission
@@ -48,7 +48,7 @@ class Profile(ABC):
 
     name: str
 
-    def prepare(self, emissions: Sequence[Emission | EmissionView]) -> None:
+    def prepare(self, emissions: Sequence[Emission]) -> None:
         """Called with the emissions about to be classified one by one: a profile that asks a
         model sends their requests here in batches; rule profiles have nothing to do."""
         return None
@@ -73,7 +73,7 @@ class Profile(ABC):
     def classify_text(self, text: str) -> EmissionAction:
         """Classify a text emission that is not empty or whitespace only."""
 
-    def classify(self, emission: Emission | EmissionView) -> EmissionAction:
+    def classify(self, emission: Emission) -> EmissionAction:
         """Structured calls are tool_call; a malformed parse is `malformed`, never an abstention
         (its rule keeps what the text rules alone said); empty text with no calls has no class."""
         if emission.structured and emission.tool_calls:

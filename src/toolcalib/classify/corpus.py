@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Literal
 
 from toolcalib.classify.validation import Provenance
+from toolcalib.config import StrictModel
 from toolcalib.jsonio import iter_records, write_jsonl
-from toolcalib.records import Case, Emission, Record, Trajectory
+from toolcalib.records import Case, Emission, Trajectory
 
 WEIGHTS_KEYS = ("gguf_sha256", "weights_sha256")
 """Identity keys that hold a model's weights hash, by backend (transformers, openai)."""
 
 
-class Candidate(Record):
+class Candidate(StrictModel):
     """A distinct real emission, ready to be labelled."""
 
     id: str

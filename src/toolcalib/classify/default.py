@@ -60,7 +60,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
-from toolcalib.views import EmissionView
 
 if TYPE_CHECKING:
     from toolcalib.records import Emission
@@ -117,7 +116,7 @@ class DefaultProfile(Profile):
         self.question_without_mark = re.compile(cues["question_without_mark"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
-    def classify(self, emission: Emission | EmissionView) -> EmissionAction:
+    def classify(self, emission: Emission) -> EmissionAction:
         """Any calls the harness will execute make a tool_call, parsed from text or not."""
         if emission.tool_calls and not emission.structured:
             names = ",".join(call.name for call in emission.tool_calls)

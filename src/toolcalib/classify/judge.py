@@ -33,8 +33,8 @@ from toolcalib.backends.base import Backend, InfrastructureError, Request
 from toolcalib.classify.base import EmissionAction, Profile
 from toolcalib.classify.default import WORD, strip_reasoning
 from toolcalib.classify.profiles import get_profile
-from toolcalib.config import ModelSpec
-from toolcalib.records import Emission, Message, Record
+from toolcalib.config import ModelSpec, StrictModel
+from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
 
 DATA_FILE = "judge_rubric.yaml"
@@ -49,12 +49,12 @@ class JudgeUnavailable(InfrastructureError):
     """The judge backend failed a request: the stage fails; no label is recorded."""
 
 
-class Example(Record):
+class Example(StrictModel):
     text: str
     label: JudgedClass
 
 
-class Rubric(Record):
+class Rubric(StrictModel):
     """The versioned prompt (see `data/judge_rubric.yaml`)."""
 
     version: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.classify.base import EMPTY, EmissionAction, Profile, turn_action
-from toolcalib.views import ACTION_COLUMNS, MODEL_OUTCOMES, CaseView, TrajectoryView
+from toolcalib.records import ACTION_COLUMNS, MODEL_OUTCOMES
 
 __all__ = ["ACTION_COLUMNS", "UNREACHED", "action_rows", "classify_trajectory"]
 
@@ -16,7 +16,7 @@ UNREACHED = EmissionAction(action=None, rule="unreached")
 """The action of a case turn the trajectory never reached."""
 
 
-def classify_trajectory(trajectory: Trajectory | TrajectoryView, case: Case | CaseView,
+def classify_trajectory(trajectory: Trajectory, case: Case,
                         profile: Profile) -> list[ActionRow]:
     """Rows for every emission, then the turn, of every turn of `case` (unreached ones too,
     and, for a case with `open_turns`, the turns its simulated user opened)."""
@@ -25,7 +25,7 @@ def classify_trajectory(trajectory: Trajectory | TrajectoryView, case: Case | Ca
     return [ActionRow(**row) for row in action_rows(trajectory, case, profile)]
 
 
-def action_rows(trajectory: Trajectory | TrajectoryView, case: Case | CaseView,
+def action_rows(trajectory: Trajectory, case: Case,
                 profile: Profile) -> list[dict[str, Any]]:
     """`classify_trajectory`'s rows as plain dicts, for tables: built from validated records,
     so validating each row again (most of the cost of classifying a run) is skipped."""

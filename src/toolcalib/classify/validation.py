@@ -30,7 +30,8 @@ from pydantic import Field, ValidationError, model_validator
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.profiles import get_profile
-from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, Record, ToolCall
+from toolcalib.config import StrictModel
+from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, ToolCall
 
 NO_CLASS = "none"
 """The prediction recorded when a profile gives no class."""
@@ -63,7 +64,7 @@ PREDICTION_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-class Provenance(Record):
+class Provenance(StrictModel):
     """Where a real emission was taken from: the run, the case, the turn and the step."""
 
     model: str
@@ -81,7 +82,7 @@ class Provenance(Record):
                 f"-t{self.turn}-s{self.step}")
 
 
-class CorpusRow(Record):
+class CorpusRow(StrictModel):
     """One labelled emission."""
 
     id: str

@@ -16,10 +16,9 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # imported where used: `evaluate` loads this module, never pydantic
-    from toolcalib.records import ToolCall
+from toolcalib.records import ToolCall
 
 ParamOrder = Callable[[str], list[str]]
 """Function name -> its parameter names in positional order."""
@@ -83,8 +82,6 @@ def _dotted_name(node: ast.expr) -> str | None:
 
 def _call(node: ast.Call, param_order: ParamOrder | None,
           tool_names: Collection[str] | None) -> ToolCall:
-    from toolcalib.records import ToolCall
-
     name = _dotted_name(node.func)
     if name is None:
         raise CallParseError(

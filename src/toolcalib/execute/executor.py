@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import STATELESS_CLASSES, BfclRelease, pin_timezone
-from toolcalib.views import CallView
 
 if TYPE_CHECKING:
     from toolcalib.records import ToolCall
@@ -49,7 +48,7 @@ class Environment:
             self.instances[class_name] = instance
             self.owners.update(dict.fromkeys(public_methods(instance), instance))
 
-    def execute(self, call: ToolCall | CallView) -> str:
+    def execute(self, call: ToolCall) -> str:
         """BFCL's result string for one call; every failure becomes an error string."""
         if call.name in BLOCKED_NAMES:
             return f"{ERROR_PREFIX}Function call {call.name} is not allowed."
@@ -62,7 +61,7 @@ class Environment:
             return f"{ERROR_PREFIX}{exc}"
         return _result_text(result)
 
-    def execute_all(self, calls: Iterable[ToolCall | CallView]) -> list[str]:
+    def execute_all(self, calls: Iterable[ToolCall]) -> list[str]:
         return [self.execute(call) for call in calls]
 
     def state(self) -> dict[str, dict[str, Any]]:

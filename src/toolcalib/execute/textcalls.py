@@ -83,14 +83,14 @@ def decode_emission(raw: Emission, param_order: ParamOrder | None = None,
     arguments of Python-style calls and `tool_names` lists the visible tools (both from the
     visible tools' docs). Idempotent; never raises."""
     if raw.tool_calls:
-        return raw.model_copy(update={"parse": "ok", "parse_error": None})
+        return raw.replace(parse="ok", parse_error=None)
     result = parse_text_calls(raw.text, param_order, tool_names)
     update: dict[str, Any] = {
         "tool_calls": result.calls, "parse": result.status, "parse_error": result.error
     }
     if result.calls:
         update["structured"] = False
-    return raw.model_copy(update=update)
+    return raw.replace(**update)
 
 
 def parse_text_calls(text: str, param_order: ParamOrder | None = None,

@@ -6,7 +6,7 @@ import polars as pl
 
 from toolcalib.metrics.inputs import Rows, action_table
 from toolcalib.metrics.rows import CASE_KEYS, KEYS
-from toolcalib.views import ACTION_CLASSES, GOLD_CLASSES
+from toolcalib.records import ACTION_CLASSES, GOLD_CLASSES
 
 NO_CLASS = "none"
 """The emitted value of a turn with no class (nothing emitted, or never reached)."""

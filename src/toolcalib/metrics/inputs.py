@@ -6,14 +6,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import polars as pl
 
 from toolcalib.metrics.rows import GOLD_COLUMNS, gold_rows
-from toolcalib.views import ACTION_COLUMNS
+from toolcalib.records import ACTION_COLUMNS
 
-if TYPE_CHECKING:  # the aggregate stage reads tables only: no pydantic, no records
-    from pydantic import BaseModel
-
+if TYPE_CHECKING:
     from toolcalib.records import ActionRow, Case
 
 ACTION_SCHEMA: dict[str, pl.DataType] = {
@@ -36,7 +35,7 @@ GOLD_SCHEMA: dict[str, pl.DataType] = {
     name: pl.Int64() if name == "gold_turn" else pl.String() for name in GOLD_COLUMNS
 }
 
-Rows = pl.DataFrame | Iterable["BaseModel | Mapping[str, Any]"]
+Rows = pl.DataFrame | Iterable["msgspec.Struct | Mapping[str, Any]"]
 Cases = pl.DataFrame | Iterable["Case"]
 
 
@@ -47,7 +46,7 @@ def table(rows: Rows, schema: dict[str, pl.DataType]) -> pl.DataFrame:
         if missing:
             raise ValueError(f"table lacks column(s) {missing}")
         return rows.select(pl.col(name).cast(dtype) for name, dtype in schema.items())
-    dicts = [row if isinstance(row, Mapping) else row.model_dump() for row in rows]
+    dicts = [row if isinstance(row, Mapping) else msgspec.structs.asdict(row) for row in rows]
     return pl.DataFrame([{name: d[name] for name in schema} for d in dicts], schema=schema)
 
 

@@ -63,7 +63,7 @@ Row = Mapping[str, Any]
 
 
 def gold_rows(cases: Iterable[Any]) -> list[dict[str, Any]]:
-    """benchmark, case_id, gold_action, gold_turn of each case (a `Case` or `CaseView`)."""
+    """benchmark, case_id, gold_action, gold_turn of each case (`records.Case`)."""
     return [{"benchmark": c.benchmark, "case_id": c.id, "gold_action": c.gold_action,
              "gold_turn": c.gold_turn} for c in cases]
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.score.gold import GoldLine, GoldTraceView, case_environment
+from toolcalib.records import MODEL_OUTCOMES
+from toolcalib.score.gold import case_environment
 from toolcalib.verdicts import Score
-from toolcalib.views import MODEL_OUTCOMES, CallView, CaseView, EmissionView, TrajectoryView
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
-
-    Gold = GoldTrace | GoldTraceView | GoldLine
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
@@ -26,9 +24,9 @@ IRRELEVANCE_CALL = "irrelevance_error:decoder_success"
 
 
 def score_case(
-    case: Case | CaseView,
-    trajectory: Trajectory | TrajectoryView,
-    gold: Gold | None,
+    case: Case,
+    trajectory: Trajectory,
+    gold: GoldTrace | None,
     release: BfclRelease | None,
 ) -> Score:
     """Multi-step cases go to the multi-turn checker, single-emission ones to irrelevance."""
@@ -40,7 +38,7 @@ def score_case(
 
 
 def score_irrelevance(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView
+    case: Case, trajectory: Trajectory
 ) -> Score:
     """Pass iff no step emitted a valid call (a malformed emission is not one, as in BFCL)."""
     verdict = _Verdict(case, trajectory)
@@ -61,7 +59,7 @@ def score_irrelevance(
 
 
 def score_multi_turn(
-    case: Case | CaseView, trajectory: Trajectory | TrajectoryView, gold: Gold,
+    case: Case, trajectory: Trajectory, gold: GoldTrace,
     release: BfclRelease
 ) -> Score:
     """BFCL's multi-turn verdict for one trajectory."""
@@ -119,12 +117,12 @@ def score_multi_turn(
                 index,
                 {"missing_items": missing},
             )
-    if not gold.has_turns(len(case.turns)):  # a lazily read trace: checked once read whole
+    if not gold.has_turns(len(case.turns)):
         raise ValueError(f"{case.id}: gold trace has other than {len(case.turns)} turns")
     return verdict.success()
 
 
-def decoded_calls(emission: Emission | EmissionView) -> list[ToolCall | CallView]:
+def decoded_calls(emission: Emission) -> list[ToolCall]:
     """The calls BFCL would decode from a step: none from a malformed emission."""
     return [] if emission.parse == "malformed" else list(emission.tool_calls)
 
@@ -144,7 +142,7 @@ def missing_items(expected: list[str], actual: list[str]) -> list[str]:
 class _Verdict:
     """Builds the Score records of one case and trajectory."""
 
-    def __init__(self, case: Case | CaseView, trajectory: Trajectory | TrajectoryView):
+    def __init__(self, case: Case, trajectory: Trajectory):
         if trajectory.case_id != case.id:
             raise ValueError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
         self.trajectory = trajectory

@@ -34,7 +34,7 @@ from toolcalib.metrics.rows import (
 from toolcalib.stages import log
 from toolcalib.verdicts import Score
 
-SCORE_COLUMNS = list(Score.__slots__)
+SCORE_COLUMNS = list(Score.__struct_fields__)
 """The columns of a score table; `details` (differences, missing results) as canonical JSON."""
 
 

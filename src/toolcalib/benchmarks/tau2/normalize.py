@@ -13,7 +13,7 @@ from typing import Any
 
 from toolcalib.benchmarks.tau2.gold import gold_class
 from toolcalib.jsonio import InputError, dumps, sha256_bytes
-from toolcalib.records import Case, SourceRef, Turn
+from toolcalib.records import Case, SourceRef, Turn, docs_json
 
 REQUIRED = {"id": str, "user_scenario": dict}
 """Task fields every case needs, and their JSON types."""
@@ -54,7 +54,7 @@ def normalize_tasks(domain: str, tasks: list[Any], tools: list[dict[str, Any]],
         gold, rule = gold_class(task)
         cases.append(Case(
             id=f"{domain}_{task['id']}", benchmark="tau2", category=domain,
-            turns=[Turn(index=0, messages=[], gold_action=gold)], tools=tools,
+            turns=[Turn(index=0, messages=[], gold_action=gold)], tools_json=docs_json(tools),
             environment={"domain": domain, "task": task, "write_tools": sorted(write_tools)},
             gold_action=gold, gold_turn=0, open_turns=True, gold_rule=rule,
             source=SourceRef(artifact=artifact, artifact_sha256=artifact_sha256, file=file,

@@ -23,9 +23,8 @@ from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
 from toolcalib.benchmarks.tau2.writes import write_units
-from toolcalib.records import Message, ToolCall
+from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
 from toolcalib.verdicts import Score
-from toolcalib.views import MODEL_OUTCOMES
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (

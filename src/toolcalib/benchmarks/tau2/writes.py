@@ -19,7 +19,7 @@ from typing import Any
 
 from toolcalib.classify.confirm import confirm_verdict
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC
-from toolcalib.views import MODEL_OUTCOMES
+from toolcalib.records import MODEL_OUTCOMES
 
 
 def write_units(case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
