@@ -70,7 +70,7 @@ def message(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None 
 
 BROKEN = [  # (id, overlay, --config values, the message's start, what else it names)
     ("unknown-backend", {"models": [*MODELS, {"name": "x", "backend": "gpt"}]}, None,
-     "OVERLAY: models[7].backend: unknown value 'gpt' (allowed: ",
+     "OVERLAY: models[8].backend: unknown value 'gpt' (allowed: ",
      ["openai, policy, replay, transformers"]),
     ("unknown-option", {"models": [*MODELS[:3], openai(max_concurency=2)]}, None,
      "OVERLAY: models[3].options.max_concurency: unknown key in options of backend 'openai' "

@@ -174,17 +174,30 @@ def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> N
 
 
 def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
-    """Rows as JSON Lines (`dumps`), written atomically; the count. A record's line is read
-    back as its class before anything is written (msgspec does not check the values a record
-    is built with), so a stage never writes a line the next one rejects."""
-    lines = []
-    for row in rows:
+    """Rows as JSON Lines (`jsonlines`' writer with `dumps`), written atomically; the count. A
+    record's line is read back as its class before anything is written (msgspec does not
+    check the values a record is built with), so a stage never writes a line the next one
+    rejects."""
+    import io
+
+    import jsonlines
+
+    buffer = io.StringIO()
+    count = 0
+
+    def checked(row: Any) -> str:
         line = dumps(row)
         if isinstance(row, msgspec.Struct):
-            parse_line(line, type(row), str(path), f"{len(lines) + 1} (being written)")
-        lines.append(line + "\n")
-    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
-    return len(lines)
+            parse_line(line, type(row), str(path), f"{count + 1} (being written)")
+        return line
+
+    with jsonlines.Writer(buffer, dumps=checked) as writer:
+        for row in rows:
+            writer.write(row)
+            count += 1
+        text = buffer.getvalue()
+    atomic_write_bytes(path, text.encode("utf-8"))
+    return count
 
 
 def write_json(path: str | Path, obj: Any) -> None:

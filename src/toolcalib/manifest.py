@@ -20,8 +20,8 @@ from toolcalib.trajdigest import file_digests
 
 CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
 """Tracked paths whose uncommitted edits make the code version 'dirty'."""
-PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "msgspec", "torch",
-            "transformers", "openai", "httpx", "llama_cpp_python")
+PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "msgspec", "jsonlines",
+            "torch", "transformers", "openai", "httpx", "llama_cpp_python")
 
 
 def code_version(root: str | Path = ".") -> dict[str, Any]:

@@ -167,7 +167,7 @@ def run_tables():
     """The per-case table of every (model, variant, benchmark) run."""
     return [f"results/runs/{m}/{v}/{b}/per_case.jsonl" for m in sorted(MODELS)
             for v in model_variants(m) for b in sorted(BENCHMARKS)
-            if v in benchmark_variants(m, b)]
+            if v in benchmark_variants(m, b) and BENCHMARKS[b]["categories"]]
 
 
 def case_files():

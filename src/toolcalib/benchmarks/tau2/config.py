@@ -21,8 +21,8 @@ class Tau2Config(StrictModel):
     file: str = Field(pattern=r"^[^/]+\.whl$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     categories: list[Literal[DOMAINS]] = Field(  # type: ignore[valid-type]
-        min_length=1, json_schema_extra={"uniqueItems": True})
-    """The domains to run."""
+        json_schema_extra={"uniqueItems": True})
+    """The domains to run (none: τ² does not run, e.g. in an overlay about BFCL only)."""
     user: str = "reference"
     """Who plays the user: `reference` (the deterministic reference user), or the name of a
     `models` entry (any backend; its answers go through the response store)."""
