@@ -99,7 +99,7 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
      []),
     ("name-collides-escaped",
      {"models": [*MODELS, {**MODELS[0], "name": "qwen2_5-coder-0.5b"}]}, None,
-     "OVERLAY: models[7].name: 'qwen2_5-coder-0.5b' collides with models[6].name "
+     "OVERLAY: models[8].name: 'qwen2_5-coder-0.5b' collides with models[7].name "
      "'qwen2.5-coder-0.5b' (names must differ after '.' -> '_'", ["ignoring case"]),
     ("name-collides-case", {"models": [MODELS[0], {**MODELS[1], "name": "Policy-Oracle"}]},
      None, "OVERLAY: models[1].name: 'Policy-Oracle' collides with models[0].name", []),
