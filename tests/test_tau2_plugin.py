@@ -1,0 +1,301 @@
+"""The τ² plugin: cases from τ²'s tasks (ids, tools, write tools, gold classes and rules, bad
+input), the reference user, the reference policies through classification, scoring, write
+units and triples (a handful of tasks fast; all 164 slow), and the normalize, generate, gold
+and evaluate stages on a few tasks."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import time
+
+import pytest
+
+from tests.tau2_episodes import TAU2, cases_of, domain_cases, episodes, evaluate, policy
+from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.gold import ASK_RULE, REFUSE_RULE, TOOL_CALL_RULE
+from toolcalib.benchmarks.tau2.loop import GREETING
+from toolcalib.benchmarks.tau2.normalize import normalize_tasks
+from toolcalib.benchmarks.tau2.policies import confirm_text
+from toolcalib.benchmarks.tau2.user import (
+    APPROVAL,
+    MAX_REPLIES,
+    NOTHING_KNOWN,
+    STOP,
+    ReferenceUser,
+)
+from toolcalib.jsonio import InputError, read_records
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD
+from toolcalib.records import Case, Message
+
+GOLD = {
+    "airline": ({"tool_call": 32, "ask": 11, "refuse": 7},
+                "2 8 19 20 21 22 29 33 35 38 42"),
+    "retail": ({"tool_call": 85, "ask": 27, "refuse": 2},
+               "5 6 7 8 9 12 13 14 18 21 45 46 47 67 68 71 72 74 84 88 91 92 93 94 95 98 113"),
+}
+RULES = {"refuse": REFUSE_RULE, "ask": ASK_RULE, "tool_call": TOOL_CALL_RULE}
+FEW = ("airline_0", "airline_2", "retail_0")
+"""A refuse task, an ask task with one write, a tool_call task with one write."""
+
+
+# -- normalization ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("domain", "n_cases", "n_writes"), [("airline", 50, 6),
+                                                            ("retail", 114, 7)])
+def test_one_case_per_task(tau2_release, tau2_wheel, domain, n_cases, n_writes):
+    cases = domain_cases(tau2_wheel, domain)
+    tasks = tau2_release.tasks(domain)
+    assert len(cases) == n_cases
+    assert [c.id for c in cases] == [f"{domain}_{t['id']}" for t in tasks]
+    assert [c.environment["task"] for c in cases] == tasks
+    environment = Tau2Environment(tau2_release, domain)
+    writes = sorted(environment.write_tools())
+    assert len(writes) == n_writes and writes
+    for number, case in enumerate(cases, start=1):
+        assert (case.benchmark, case.category, case.gold_turn, case.open_turns) == (
+            "tau2", domain, 0, True)
+        assert [(t.index, t.messages, t.gold_action) for t in case.turns] == [
+            (0, [], case.gold_action)]
+        assert case.environment["domain"] == domain
+        assert case.environment["write_tools"] == writes
+        assert case.tools == environment.tools()
+        assert case.gold_rule == RULES[case.gold_action]
+        assert (case.source.file, case.source.line) == (
+            f"tau2/data/tau2/domains/{domain}/tasks.json", number)
+        assert case.source.artifact == tau2_wheel.name
+    for tool in cases[0].tools:  # JSON-schema form
+        assert set(tool) == {"name", "description", "parameters"}
+        assert tool["parameters"]["type"] == "object"
+        assert set(tool["parameters"].get("required", [])) <= set(
+            tool["parameters"]["properties"])
+    assert {t["name"] for t in cases[0].tools} >= set(writes)
+
+
+@pytest.mark.parametrize("domain", ["airline", "retail"])
+def test_gold_classes_by_the_published_rules(tau2_wheel, domain):
+    counts, ask_ids = GOLD[domain]
+    cases = domain_cases(tau2_wheel, domain)
+    assert {gold: sum(c.gold_action == gold for c in cases) for gold in counts} == counts
+    assert " ".join(c.environment["task"]["id"] for c in cases
+                    if c.gold_action == "ask") == ask_ids
+    for case in cases:
+        actions = case.environment["task"]["evaluation_criteria"].get("actions") or []
+        assert (case.gold_action == "refuse") == (not actions), case.id
+
+
+TASK = {"id": "7", "user_scenario": {"instructions": {
+    "domain": "airline", "reason_for_call": "r", "known_info": "k", "task_instructions": "t"}},
+    "evaluation_criteria": {"actions": [{"name": "get_user_details", "arguments": {}}]}}
+
+
+def _without(path: str) -> dict:
+    task = copy.deepcopy(TASK)
+    *parents, last = path.split(".")
+    target = task
+    for key in parents:
+        target = target[key]
+    del target[last]
+    return task
+
+
+@pytest.mark.parametrize(("bad", "field"), [
+    (["not", "a", "task"], "a task is a JSON object, got list"),
+    ("7", "a task is a JSON object, got str"),
+    (_without("id"), "field 'id': missing or not a str"),
+    ({**TASK, "id": 7}, "field 'id': missing or not a str"),
+    (_without("user_scenario"), "field 'user_scenario': missing or not a dict"),
+    (_without("user_scenario.instructions"), "field 'user_scenario.instructions': missing"),
+    (_without("user_scenario.instructions.reason_for_call"),
+     "field 'user_scenario.instructions.reason_for_call': missing or not a string"),
+    ({**TASK, "evaluation_criteria": []}, "field 'evaluation_criteria': not an object"),
+    ({**TASK, "evaluation_criteria": {"actions": [{"name": "a"}, {"arguments": {}}]}},
+     "field 'evaluation_criteria.actions\\[2\\]': an action needs a string 'name'"),
+    ({**TASK, "evaluation_criteria": {"actions": [{"name": "a", "arguments": []}]}},
+     "field 'evaluation_criteria.actions\\[1\\]': an action needs"),
+])
+def test_a_malformed_task_names_file_task_and_field(bad, field):
+    good = copy.deepcopy(TASK)
+    with pytest.raises(InputError, match=f"^w.whl:d/tasks.json: task 2: {field}"):
+        normalize_tasks("airline", [good, bad], [], frozenset(), file="d/tasks.json",
+                        artifact="w.whl", artifact_sha256="0" * 64)
+    (case,) = normalize_tasks("airline", [good], [], frozenset({"b", "a"}), file="d/tasks.json",
+                              artifact="w.whl", artifact_sha256="0" * 64)
+    assert (case.id, case.gold_action, case.environment["write_tools"]) == (
+        "airline_7", "tool_call", ["a", "b"])
+
+
+def test_an_unknown_domain_names_the_known_ones(tau2_wheel):
+    with pytest.raises(KeyError, match="unknown τ² domain 'telecom' \\(known: airline, retail\\)"):
+        TAU2.load_cases(tau2_wheel, "telecom")
+
+
+# -- the reference user ----------------------------------------------------------------------
+
+def _said(*turns: tuple[str, str]) -> list[Message]:
+    """A conversation as the loop keeps it: system prompt, greeting, then (role, text)s."""
+    return [Message(role="system", content="policy"), Message(role="assistant", content=GREETING),
+            *(Message(role=role, content=content) for role, content in turns)]
+
+
+def test_the_reference_user(tau2_release):
+    task = next(t for t in tau2_release.tasks("airline") if t["id"] == "2")
+    instructions = task["user_scenario"]["instructions"]
+    reason, known = instructions["reason_for_call"].strip(), instructions["known_info"].strip()
+    user = ReferenceUser()
+    assert user.identity() == {"user": "reference", "version": 1}
+    opening = user.answer(task, _said())
+    assert opening == f"{reason}\n{known}"
+    reply = user.reply(task, _said())  # a turn that asks no backend
+    with pytest.raises(StopIteration) as done:
+        next(reply)
+    assert done.value.value == opening
+    asked = _said(("user", opening),
+                  ("assistant", "Could you please tell me your user id and reservation number?"))
+    assert user.answer(task, asked) == known
+    write = task["evaluation_criteria"]["actions"][-1]
+    assert user.answer(task, _said(("user", opening),
+                                   ("assistant", confirm_text(write)))) == APPROVAL
+    for other in ("Your request has been completed.", "I'm sorry, but I cannot do this.",
+                  "Your reservation has 2 passengers."):
+        assert user.answer(task, _said(("user", opening), ("assistant", other))) == STOP
+    no_known = copy.deepcopy(task)
+    no_known["user_scenario"]["instructions"]["known_info"] = None
+    assert user.answer(no_known, _said()) == reason
+    assert user.answer(no_known, _said(("user", reason),
+                                       ("assistant", asked[-1].content))) == NOTHING_KNOWN
+
+
+def test_the_reference_user_stops_after_max_replies(tau2_release):
+    task = tau2_release.tasks("retail")[5]
+    question = ("assistant", "Could you please tell me your email address?")
+    turns = [turn for _ in range(MAX_REPLIES - 1) for turn in (("user", "x"), question)]
+    user = ReferenceUser()
+    assert user.answer(task, _said(*turns)) != STOP
+    assert user.answer(task, _said(*turns, ("user", "x"), question)) == STOP
+
+
+# -- the reference policies ------------------------------------------------------------------
+
+def _policy_runs(wheel, cases, names):
+    return {name: evaluate(wheel, cases, episodes(wheel, cases, policy(name)))
+            for name in names}
+
+
+POLICIES = ("oracle", "oracle_no_confirm", "never_call", "always_ask", "always_refuse",
+            "always_call")
+
+
+SAME = ("n", "n_excluded", "n_step_cap", "gar", "gar_emission", "ter", "acc", ACC_WITHOUT_GOLD,
+        "gold_without_acc")
+"""What the oracle's confirmations change in no gold class but `confirm` (the gold-turn rates
+may differ: the oracle's first turn may be a request for approval)."""
+
+
+def _same(row):
+    return {column: row[column] for column in SAME}
+
+
+def check_policies(runs, cells_expected):
+    """The reference policies' meanings, on whatever set of tasks `runs` covers."""
+    oracle, no_confirm = runs["oracle"], runs["oracle_no_confirm"]
+    assert set(oracle.triples) == cells_expected
+    assert all(s.passed and s.details["reward"] == 1.0 for s in oracle.scores)
+    for key, cell in oracle.triples.items():
+        assert (cell["gar"], cell["acc"], cell["n_excluded"], cell["n_step_cap"]) == (
+            1.0, 1.0, 0, 0), key
+        assert cell["ter"] == (0.0 if key[1] == "refuse" else 1.0), key
+    assert [s.passed for s in no_confirm.scores] == [s.passed for s in oracle.scores]
+    assert len(no_confirm.units()) == len(oracle.units())
+    assert all(u["bound"] == ACC_WITHOUT_GOLD and not u["gold_emitted"]
+               for u in no_confirm.units())
+    for key, cell in no_confirm.triples.items():
+        if key[1] == "confirm":
+            assert (cell["gar"], cell["acc"], cell[ACC_WITHOUT_GOLD]) == (
+                0.0, oracle.cell(*key)["acc"], cell["n"]), key
+        else:
+            assert _same(cell) == _same(oracle.cell(*key)), key
+    assert all(cell["gar"] == 1.0 and cell["ter"] == 0.0
+               for (_, gold), cell in runs["always_refuse"].triples.items() if gold == "refuse")
+    assert all(cell["ter"] == 0.0 for cell in runs["always_refuse"].triples.values())
+    assert all(cell["gar"] == 1.0 for (_, gold), cell in runs["always_ask"].triples.items()
+               if gold == "ask")
+    for name in ("never_call", "always_ask", "always_refuse"):
+        assert not runs[name].units(), name
+        assert all(cell["ter"] == 0.0 for cell in runs[name].triples.values()), name
+    assert all(cell["ter"] == 1.0 for cell in runs["always_call"].triples.values())
+    assert all(cell["gar"] == 0.0 for cell in runs["never_call"].triples.values())
+    text_only = [[s.passed for s in runs[name].scores]
+                 for name in ("never_call", "always_ask", "always_refuse")]
+    assert text_only[0] == text_only[1] == text_only[2]  # no write: the same database
+
+
+def test_reference_policies_on_a_few_tasks(tau2_wheel):
+    cases = cases_of(tau2_wheel, *FEW)
+    runs = _policy_runs(tau2_wheel, cases, POLICIES)
+    check_policies(runs, {("airline", "refuse"), ("airline", "ask"), ("airline", "confirm"),
+                          ("retail", "tool_call"), ("retail", "confirm")})
+    units = runs["oracle"].units()
+    assert [(u["case_id"], u["gold_turn"], u["emitted"]) for u in units] == [
+        ("airline_2#write1", 2, "confirm|tool_call"), ("retail_0#write1", 1,
+                                                       "confirm|tool_call")]
+    assert [u["emitted"] for u in runs["oracle_no_confirm"].units()] == ["tool_call"] * 2
+
+
+@pytest.mark.slow
+def test_reference_policies_on_every_task(tau2_wheel):
+    """The oracle and oracle_no_confirm, the other four for sanity, on all 164 tasks.
+    Runtime: 240 s on the 2 shared cores at load 4-6: the episodes of the oracles and
+    always_call ~150 s (τ²'s environment per task), the scores ~130 s (τ²'s reference replay
+    per task, once: the oracles' writes equal the reference's and need none; always_call's
+    replayed); the text-only policies under a second each."""
+    cases = domain_cases(tau2_wheel, "airline") + domain_cases(tau2_wheel, "retail")
+    started = time.monotonic()
+    runs = _policy_runs(tau2_wheel, cases, POLICIES)
+    check_policies(runs, {(d, g) for d in ("airline", "retail")
+                          for g in ("ask", "confirm", "refuse", "tool_call")})
+    assert {key: cell["n"] for key, cell in runs["oracle"].triples.items()
+            if key[1] == "confirm"} == {("airline", "confirm"): 55, ("retail", "confirm"): 178}
+    print(f"\n6 policies on 164 tasks: {time.monotonic() - started:.0f} s")
+
+
+# -- the stages ------------------------------------------------------------------------------
+
+def test_normalize_generate_gold_evaluate(tau2_wheel, tmp_path):
+    from toolcalib.stages import evaluate as evaluate_stage
+    from toolcalib.stages import generate, gold, normalize
+
+    source, ids = str(tau2_wheel), ["airline_0", "airline_1", "airline_2"]
+    cases, golds = tmp_path / "cases.jsonl", tmp_path / "gold.jsonl"
+    normalize.run(benchmark="tau2", category="airline", source=source, out=str(cases))
+    assert len(read_records(str(cases), Case)) == 50
+    spec = json.dumps({"name": "oracle", "backend": "policy", "options": {"policy": "oracle"}})
+    out = tmp_path / "trajectories.jsonl"
+    generate.run(spec, "baseline", "tau2", str(cases), source, str(out), case_ids=ids,
+                 benchmark_options={"max_steps": 100})
+    trajectories = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(t["case_id"], t["termination"], t["user_identity"]) for t in trajectories] == [
+        (i, "user_stop", {"user": "reference", "version": 1}) for i in ids]
+    small = tmp_path / "selected.jsonl"
+    small.write_text("".join(line + "\n" for line in cases.read_text().splitlines()
+                             if json.loads(line)["id"] in ids))
+    gold.run(benchmark="tau2", cases=str(small), source=source, out=str(golds))
+    assert [json.loads(line)["case_id"] for line in golds.read_text().splitlines()] == ids
+    tables = {name: str(tmp_path / name) for name in ("actions.jsonl", "scores.jsonl",
+                                                      "per_case.jsonl", "triples.csv")}
+    evaluate_stage.run("default", "tau2", source, [str(small)], [str(golds)], [str(out)],
+                       [tables["actions.jsonl"]], [tables["scores.jsonl"]],
+                       tables["per_case.jsonl"], tables["triples.csv"])
+    per_case = [json.loads(line) for line in open(tables["per_case.jsonl"])]
+    assert [(r["case_id"], r["gold_action"], r["emitted"], r["passed"]) for r in per_case] == [
+        ("airline_0", "refuse", "refuse", True), ("airline_1", "tool_call", "tool_call", True),
+        ("airline_2", "ask", "ask|tool_call", True),
+        ("airline_2#write1", "confirm", "confirm|tool_call", True)]
+    with open(tables["triples.csv"], newline="") as handle:
+        triples = list(csv.DictReader(handle))
+    assert [(r["category"], r["gold_action"], int(r["n"]), float(r["gar"]), float(r["acc"]))
+            for r in triples] == [("airline", gold_class, 1, 1.0, 1.0)
+        for gold_class in ("ask", "confirm", "refuse", "tool_call")]
+    scores = [json.loads(line) for line in open(tables["scores.jsonl"])]
+    assert [json.loads(s["details"])["reward"] for s in scores] == [1.0, 1.0, 1.0]
