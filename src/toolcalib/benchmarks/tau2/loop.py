@@ -52,7 +52,9 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
                           termination=termination, user_identity=user_identity)
 
     while True:
-        said = yield from user.reply(task, messages)
+        said = user.reply(task, messages)
+        if isinstance(said, Request):  # a backend plays the user
+            said = user.read((yield said))
         if isinstance(said, InfrastructureError):
             outcome, error, termination = "error", f"user simulator: {said}", "user_error"
             return finish()

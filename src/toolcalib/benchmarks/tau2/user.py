@@ -18,7 +18,6 @@ details progressively, or reject a wrong proposal: it approves every confirmatio
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -71,9 +70,6 @@ def is_stop(text: str) -> bool:
     return any(signal in text for signal in STOP_SIGNALS)
 
 
-UserTurn = Generator[Request, Answer, "str | InfrastructureError"]
-
-
 @dataclass(frozen=True)
 class LlmUser:
     """A backend playing the user: one `role="user"` request per reply."""
@@ -84,15 +80,18 @@ class LlmUser:
     def identity(self, backend_identity: dict[str, Any]) -> dict[str, Any]:
         return backend_identity
 
-    def reply(self, task: dict[str, Any], conversation: list[Message]) -> UserTurn:
-        """Yields the request and returns the user's text, or the infrastructure error."""
+    def reply(self, task: dict[str, Any], conversation: list[Message]) -> Request:
+        """The request for the user's next message (its answer goes through `read`)."""
         system = SYSTEM_PROMPT.format(
             guidelines=self.guidelines,
             instructions=instructions_text(task["user_scenario"]["instructions"]))
         flipped = [Message(role="system", content=system)] + [
             Message(role="user" if m.role == "assistant" else "assistant", content=m.content)
             for m in conversation if m.role in ("user", "assistant") and not m.tool_calls]
-        answer = yield Request(messages=flipped, tools=[], params=self.params, role="user")
+        return Request(messages=flipped, tools=[], params=self.params, role="user")
+
+    def read(self, answer: Answer) -> str | InfrastructureError:
+        """The user's text from the backend's answer, or the infrastructure error."""
         if isinstance(answer, InfrastructureError):
             return answer
         return answer.text if isinstance(answer, Emission) else str(answer)
@@ -105,11 +104,8 @@ class ReferenceUser:
     def identity(self, backend_identity: dict[str, Any] | None = None) -> dict[str, Any]:
         return {"user": REFERENCE, "version": REFERENCE_VERSION}
 
-    def reply(self, task: dict[str, Any], conversation: list[Message]) -> UserTurn:
-        return self.answer(task, conversation)
-        yield  # a generator that asks no backend  # noqa: B901
-
-    def answer(self, task: dict[str, Any], conversation: list[Message]) -> str:
+    def reply(self, task: dict[str, Any], conversation: list[Message]) -> str:
+        """The user's next message, asking no backend."""
         instructions = task["user_scenario"]["instructions"]
         known = (instructions.get("known_info") or "").strip() \
             if isinstance(instructions, dict) else ""
