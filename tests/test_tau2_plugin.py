@@ -326,3 +326,51 @@ def test_normalize_generate_gold_evaluate(tau2_wheel, tmp_path):
         for gold_class in ("ask", "confirm", "refuse", "tool_call")]
     scores = [json.loads(line) for line in open(tables["scores.jsonl"])]
     assert [json.loads(s["details"])["reward"] for s in scores] == [1.0, 1.0, 1.0]
+    _audit_units(tmp_path, {"cases": small, "gold": golds, "trajectories": out,
+                            "actions": tables["actions.jsonl"], "scores": tables["scores.jsonl"],
+                            "triples": tables["triples.csv"],
+                            "per_case": tables["per_case.jsonl"]})
+
+
+def _audit_units(tmp_path, files):
+    """`toolcalib audit` on a τ² domain's cells: one per gold class (`--gold`), a write unit
+    read from its case's trajectory."""
+    import polars as pl
+
+    from toolcalib.audit import AuditError, audit, render
+
+    root = tmp_path / "run"
+    fields = {"model": "oracle", "variant": "baseline", "benchmark": "tau2",
+              "category": "airline"}
+    for role, template in (("cases", "results/cases/{benchmark}/{category}.jsonl"),
+                           ("gold", "results/gold/{benchmark}/{category}.jsonl"),
+                           ("trajectories", "results/trajectories/{model}/{variant}/"
+                                            "{benchmark}/{category}.jsonl"),
+                           ("actions", "results/actions/{model}/{variant}/{benchmark}/"
+                                       "{category}.jsonl"),
+                           ("scores", "results/scores/{model}/{variant}/{benchmark}/"
+                                      "{category}.jsonl"),
+                           ("triples", "results/metrics/triples.csv")):
+        path = root / template.format(**fields)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(open(files[role], "rb").read())
+    pl.read_ndjson(files["per_case"]).write_parquet(root / "results/metrics/per_case.parquet")
+    (root / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
+    cell = tuple(fields.values())
+    with pytest.raises(AuditError, match=r"4 gold classes .*\(ask, confirm, refuse, "
+                                         r"tool_call\): choose one with --gold"):
+        audit(root, *cell, "gar")
+    with pytest.raises(AuditError, match="no gold class 'malformed'.* valid: ask, confirm"):
+        audit(root, *cell, "gar", gold="malformed")
+    for gold_class, ids in (("refuse", ["airline_0"]), ("confirm", ["airline_2#write1"]),
+                            ("ask", ["airline_2"]), ("tool_call", ["airline_1"])):
+        report = audit(root, *cell, "gar", gold=gold_class)
+        assert report["gold_action"] == gold_class
+        assert report["metric"]["matches"], report["metric"]["problems"]
+        assert report["metric"]["numerator_cases"] == ids
+    unit = audit(root, *cell, "acc", case="airline_2#write1", gold="confirm")["case"]
+    assert unit["in_numerator"] and unit["verdict"]["passed"]
+    assert [call["name"] for turn in unit["turns"] for step in turn["steps"]
+            for call in step["calls"]][-1] == "send_certificate"  # the task's one write
+    assert "airline_2#write1" in render(audit(root, *cell, "gar", case="airline_2#write1",
+                                              gold="confirm"))

@@ -1,6 +1,7 @@
 """`toolcalib audit`: where does one number of `results/metrics/triples.csv` come from?
 
-Read-only. For one cell (model, variant, benchmark, category) and one metric it recomputes the
+Read-only. For one cell (model, variant, benchmark, category, and with `--gold` the gold class,
+needed where a category has several: a τ² domain) and one metric it recomputes the
 number from `results/metrics/per_case.parquet` (numerator and denominator case ids), checks
 every artifact on the cell's path against the md5 recorded in `dvc.lock`, and lists the
 producing commands, the model's identity, the config and the package versions of
@@ -192,8 +193,10 @@ def resolve_metric(name: str, columns: Sequence[str]) -> str:
     return base
 
 
-def _cell_row(triples: pl.DataFrame, cell: tuple[str, str, str, str]) -> dict[str, Any]:
-    """The cell's row of the triples; an unknown cell names the valid values."""
+def _cell_row(triples: pl.DataFrame, cell: tuple[str, str, str, str],
+              gold: str | None = None) -> dict[str, Any]:
+    """The cell's row of the triples (of gold class `gold`, required where the cell has
+    several); an unknown cell or gold class names the valid values."""
     rows = triples
     for key, value in zip(KEYS, cell, strict=True):
         narrowed = rows.filter(pl.col(key) == value)
@@ -210,8 +213,15 @@ def _cell_row(triples: pl.DataFrame, cell: tuple[str, str, str, str]) -> dict[st
                 f"{options}; metrics: {', '.join(metrics_of(triples.columns))}"
             )
         rows = narrowed
+    golds = sorted(rows["gold_action"].to_list())
+    if gold is not None:
+        rows = rows.filter(pl.col("gold_action") == gold)
+        if rows.height == 0:
+            raise AuditError(f"no gold class {gold!r} in cell {_key_text(cell)} of {TRIPLES}, "
+                             f"valid: {', '.join(golds)}")
     if rows.height > 1:
-        raise AuditError(f"{TRIPLES} has {rows.height} rows for cell {_key_text(cell)}")
+        raise AuditError(f"cell {_key_text(cell)} has {rows.height} gold classes in {TRIPLES}"
+                         f" ({', '.join(golds)}): choose one with --gold")
     return rows.row(0, named=True)
 
 
@@ -222,11 +232,14 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def recompute(per_case: pl.DataFrame, cell: tuple[str, str, str, str], metric: str,
-              row: dict[str, Any]) -> dict[str, Any]:
-    """The metric recomputed from the cell's per-case rows, next to the table's values."""
+              row: dict[str, Any], gold: str | None = None) -> dict[str, Any]:
+    """The metric recomputed from the cell's per-case rows (of gold class `gold`, if given),
+    next to the table's values."""
     rows = per_case.filter(
         pl.all_horizontal(pl.col(k) == v for k, v in zip(KEYS, cell, strict=True))
     )
+    if gold is not None:
+        rows = rows.filter(pl.col("gold_action") == gold)
 
     def ids(selection: pl.Expr) -> list[str]:
         picked = rows.filter(selection.fill_null(False))["case_id"].to_list()
@@ -486,6 +499,12 @@ def _class(row: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"action": row["action"], "rule": row["rule"], "evidence": row["evidence"]}
 
 
+def trajectory_id(case_id: str) -> str:
+    """The trajectory a per-case row comes from: a unit of a case (`<case>#write2`, one per
+    write call on τ²) is read from its case's trajectory."""
+    return case_id.partition("#")[0]
+
+
 def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
                 metric: dict[str, Any]) -> dict[str, Any]:
     """One case in full: per turn its messages, steps and classes; gold; the verdict; whether
@@ -495,13 +514,13 @@ def case_detail(root: Path, cell: tuple[str, str, str, str], case_id: str,
              if role in ("trajectories", "actions", "scores")}
     for role, relative in paths.items():
         _require(root, relative, role)
-    trajectory, seen = _read_trajectory(root / paths["trajectories"], case_id)
+    trajectory, seen = _read_trajectory(root / paths["trajectories"], trajectory_id(case_id))
     if trajectory is None:
         known = ", ".join(sorted(seen, key=natural_key)) or "(none)"
         raise AuditError(f"no case {case_id!r} in {paths['trajectories']}; cases of "
                          f"{_key_text(cell)}: {known}")
-    rows = _case_lines(root / paths["actions"], case_id)
-    verdict = next(iter(_case_lines(root / paths["scores"], case_id)), None)
+    rows = _case_lines(root / paths["actions"], trajectory.case_id)
+    verdict = next(iter(_case_lines(root / paths["scores"], trajectory.case_id)), None)
     turn_rows = {r["turn"]: r for r in rows if r["level"] == "turn"}
     step_rows = {(r["turn"], r["step"]): r for r in rows if r["level"] != "turn"}
     traces = {trace.index: trace for trace in trajectory.turns}
@@ -590,16 +609,17 @@ def load_run(root: str | Path) -> Run:
 
 
 def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, category: str,
-          metric: str, case: str | None = None) -> dict[str, Any]:
-    """The whole audit of one cell's metric as a JSON-ready dict (key order is fixed).
+          metric: str, case: str | None = None, gold: str | None = None) -> dict[str, Any]:
+    """The whole audit of one cell's metric (of gold class `gold`, required where the cell
+    has several) as a JSON-ready dict (key order is fixed).
 
     `run` is a project root or a loaded Run (to audit many cells, hashing each file once).
     """
     run = run if isinstance(run, Run) else load_run(run)
     cell = (model, variant, benchmark, category)
-    row = _cell_row(run.triples, cell)
+    row = _cell_row(run.triples, cell, gold)
     metric = resolve_metric(metric, run.triples.columns)
-    numbers = recompute(run.per_case, cell, metric, row)
+    numbers = recompute(run.per_case, cell, metric, row, row["gold_action"] if gold else None)
     chain = provenance(run.hashes, cell, run.manifest, run.stages)
     context = run_context(run.manifest, cell)
     problems = [*numbers["problems"], *chain["problems"]]
@@ -787,7 +807,8 @@ def render(report: dict[str, Any]) -> str:
 
 
 def main_audit(argv: Sequence[str] | None = None) -> int:
-    """`toolcalib audit MODEL VARIANT BENCHMARK CATEGORY METRIC [--root] [--case] [--json]`."""
+    """`toolcalib audit MODEL VARIANT BENCHMARK CATEGORY METRIC [--gold] [--root] [--case]
+    [--json]`."""
     parser = argparse.ArgumentParser(prog="toolcalib audit",
                                      description=__doc__.split("\n")[0])
     for key in KEYS:
@@ -795,12 +816,14 @@ def main_audit(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("metric", help="a rate (gar, ter, acc, ...) or count (n, ...) column")
     parser.add_argument("--root", type=Path, default=Path("."),
                         help="project root holding results/ and dvc.lock (default: .)")
+    parser.add_argument("--gold", default=None,
+                        help="the cell's gold class, where its category has several (τ²)")
     parser.add_argument("--case", default=None, help="also show this case's full trajectory")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     args = parser.parse_args(argv)
     try:
         report = audit(args.root, args.model, args.variant, args.benchmark, args.category,
-                       args.metric, args.case)
+                       args.metric, args.case, args.gold)
     except AuditError as error:
         print(f"toolcalib audit: error: {error}", file=sys.stderr)
         return 2
