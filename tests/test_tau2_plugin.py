@@ -29,12 +29,14 @@ from toolcalib.metrics.rows import ACC_WITHOUT_GOLD
 from toolcalib.records import Case, Message
 
 GOLD = {
-    "airline": ({"tool_call": 32, "ask": 11, "refuse": 7},
-                "2 8 19 20 21 22 29 33 35 38 42"),
-    "retail": ({"tool_call": 85, "ask": 27, "refuse": 2},
-               "5 6 7 8 9 12 13 14 18 21 45 46 47 67 68 71 72 74 84 88 91 92 93 94 95 98 113"),
+    "airline": ({"tool_call": 43, "refuse": 7}, "2 8 10 19 20 21 22 29 33 34 35 38 42"),
+    "retail": ({"tool_call": 112, "refuse": 2},
+               "5 6 7 8 9 12 13 14 18 21 24 45 46 47 67 68 71 72 74 84 88 91 92 93 94 95 98 "
+               "113"),
 }
-RULES = {"refuse": REFUSE_RULE, "ask": ASK_RULE, "tool_call": TOOL_CALL_RULE}
+"""Per domain: tasks per gold class, and the ids of the tasks that are also `ask` (airline 10
+and 34, retail 24 are refuse tasks)."""
+RULES = {"refuse": REFUSE_RULE, "tool_call": TOOL_CALL_RULE}
 FEW = ("airline_0", "airline_2", "retail_0")
 """A refuse task, an ask task with one write, a tool_call task with one write."""
 
@@ -78,10 +80,11 @@ def test_gold_classes_by_the_published_rules(tau2_wheel, domain):
     cases = domain_cases(tau2_wheel, domain)
     assert {gold: sum(c.gold_action == gold for c in cases) for gold in counts} == counts
     assert " ".join(c.environment["task"]["id"] for c in cases
-                    if c.gold_action == "ask") == ask_ids
+                    if c.gold_also == {"ask": ASK_RULE}) == ask_ids
     for case in cases:
         actions = case.environment["task"]["evaluation_criteria"].get("actions") or []
         assert (case.gold_action == "refuse") == (not actions), case.id
+        assert case.gold_also in ({}, {"ask": ASK_RULE}), case.id
 
 
 TASK = {"id": "7", "user_scenario": {"instructions": {
@@ -231,7 +234,8 @@ def test_reference_policies_on_a_few_tasks(tau2_wheel):
     cases = cases_of(tau2_wheel, *FEW)
     runs = _policy_runs(tau2_wheel, cases, POLICIES)
     check_policies(runs, {("airline", "refuse"), ("airline", "ask"), ("airline", "confirm"),
-                          ("retail", "tool_call"), ("retail", "confirm")})
+                          ("airline", "tool_call"), ("retail", "tool_call"),
+                          ("retail", "confirm")})
     units = runs["oracle"].units()
     assert [(u["case_id"], u["gold_turn"], u["emitted"]) for u in units] == [
         ("airline_2#write1", 2, "confirm|tool_call"), ("retail_0#write1", 1,
@@ -262,7 +266,9 @@ def test_reference_policies_on_every_task_in_the_committed_run():
                            for g in ("ask", "confirm", "refuse", "tool_call")}
     assert {key: cell["n"] for key, cell in oracle.items() if key[1] == "confirm"} == {
         ("airline", "confirm"): 55, ("retail", "confirm"): 178}
-    assert sum(cell["n"] for key, cell in oracle.items() if key[1] != "confirm") == 164
+    assert {key: cell["n"] for key, cell in oracle.items() if key[1] != "confirm"} == {
+        ("airline", "tool_call"): 43, ("airline", "refuse"): 7, ("airline", "ask"): 13,
+        ("retail", "tool_call"): 112, ("retail", "refuse"): 2, ("retail", "ask"): 28}
     for key, cell in oracle.items():
         assert (cell["gar"], cell["acc"], cell["n_excluded"], cell["n_step_cap"],
                 cell["n_error"]) == (1.0, 1.0, 0, 0, 0), key
@@ -317,13 +323,14 @@ def test_normalize_generate_gold_evaluate(tau2_wheel, tmp_path):
     per_case = [json.loads(line) for line in open(tables["per_case.jsonl"])]
     assert [(r["case_id"], r["gold_action"], r["emitted"], r["passed"]) for r in per_case] == [
         ("airline_0", "refuse", "refuse", True), ("airline_1", "tool_call", "tool_call", True),
-        ("airline_2", "ask", "ask|tool_call", True),
+        ("airline_2", "tool_call", "ask|tool_call", True),
+        ("airline_2#ask", "ask", "ask|tool_call", True),
         ("airline_2#write1", "confirm", "confirm|tool_call", True)]
     with open(tables["triples.csv"], newline="") as handle:
         triples = list(csv.DictReader(handle))
     assert [(r["category"], r["gold_action"], int(r["n"]), float(r["gar"]), float(r["acc"]))
-            for r in triples] == [("airline", gold_class, 1, 1.0, 1.0)
-        for gold_class in ("ask", "confirm", "refuse", "tool_call")]
+            for r in triples] == [("airline", gold_class, n, 1.0, 1.0)
+        for gold_class, n in (("ask", 1), ("confirm", 1), ("refuse", 1), ("tool_call", 2))]
     scores = [json.loads(line) for line in open(tables["scores.jsonl"])]
     assert [json.loads(s["details"])["reward"] for s in scores] == [1.0, 1.0, 1.0]
     _audit_units(tmp_path, {"cases": small, "gold": golds, "trajectories": out,
@@ -363,7 +370,8 @@ def _audit_units(tmp_path, files):
     with pytest.raises(AuditError, match="no gold class 'malformed'.* valid: ask, confirm"):
         audit(root, *cell, "gar", gold="malformed")
     for gold_class, ids in (("refuse", ["airline_0"]), ("confirm", ["airline_2#write1"]),
-                            ("ask", ["airline_2"]), ("tool_call", ["airline_1"])):
+                            ("ask", ["airline_2#ask"]),
+                            ("tool_call", ["airline_1", "airline_2"])):
         report = audit(root, *cell, "gar", gold=gold_class)
         assert report["gold_action"] == gold_class
         assert report["metric"]["matches"], report["metric"]["problems"]

@@ -118,9 +118,13 @@ class Case(Record, kw_only=True):
     after the last of `turns` takes that turn's gold class."""
     gold_rule: str | None = None
     """The name of the rule that set `gold_action`, where the benchmark has several."""
+    gold_also: dict[GoldClass, str] = {}
+    """Further gold classes of a multi-label case, each with the rule that set it (τ²: `ask`
+    beside `tool_call` or `refuse`). Each is a unit of its own in the per-case table, id
+    `<case id>#<class>`, read from the same trajectory (`metrics.rows.case_rows`)."""
     source: SourceRef
 
-    omitted_at_default: ClassVar[tuple[str, ...]] = ("open_turns", "gold_rule")
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("open_turns", "gold_rule", "gold_also")
 
     @property
     def tools(self) -> list[dict[str, Any]]:

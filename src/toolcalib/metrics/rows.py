@@ -63,9 +63,10 @@ Row = Mapping[str, Any]
 
 
 def gold_rows(cases: Iterable[Any]) -> list[dict[str, Any]]:
-    """benchmark, case_id, gold_action, gold_turn of each case (`records.Case`)."""
+    """benchmark, case_id, gold_action, gold_turn of each case (`records.Case`), and its
+    further gold classes (`gold_also`, sorted)."""
     return [{"benchmark": c.benchmark, "case_id": c.id, "gold_action": c.gold_action,
-             "gold_turn": c.gold_turn} for c in cases]
+             "gold_turn": c.gold_turn, "gold_also": sorted(c.gold_also)} for c in cases]
 
 
 _case_key = itemgetter(*CASE_KEYS)
@@ -93,7 +94,9 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
     `emitted` is the union of turn classes (GAR); `emission_classes` the union over every
     emission (the published code's union, where a lower-priority emission of a turn counts too).
     A variant may remap gold classes (no tools visible: tool_call -> refuse), so a case's gold
-    is the one its action rows carry at the gold turn.
+    is the one its action rows carry at the gold turn. A multi-label case's further gold
+    classes (`gold_also`, which no variant remaps) get a row each, id `<case id>#<class>`,
+    from the same turns and verdict.
     """
     turns: dict[tuple[Any, ...], dict[str, Any]] = {}
     emissions: dict[tuple[Any, ...], set[str]] = {}
@@ -129,6 +132,7 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
         gold, score = gold_of.get((key[2], key[4]), {}), score_of.get(key, {})
         cases.append({**dict(zip(CASE_KEYS, key, strict=True)), **case,
                       "case_gold": gold.get("gold_action"), "gold_turn": gold.get("gold_turn"),
+                      "gold_also": gold.get("gold_also") or [],
                       "score_scored": score.get("scored"), "passed": score.get("passed"),
                       "error_type": score.get("error_type")})
     _require(cases, lambda c: c["case_gold"] is None, "have no case (gold) record")
@@ -139,9 +143,13 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
         c["scored"] = c["run_scored"] and c["score_scored"]
     _require(cases, lambda c: c["scored"] and c["passed"] is None,
              "are scored without a verdict")
-    return [_case_row(c, sorted(emissions.get(_case_key(c), ())),
-                      len(unclosed.get(_case_key(c), ())))
-            for c in sorted(cases, key=_case_key)]
+    rows = []
+    for c in sorted(cases, key=_case_key):
+        shared = sorted(emissions.get(_case_key(c), ())), len(unclosed.get(_case_key(c), ()))
+        rows.append(_case_row(c, *shared))
+        rows += [_case_row({**c, "gold": extra, "case_id": f"{c['case_id']}#{extra}"}, *shared)
+                 for extra in c["gold_also"]]
+    return sorted(rows, key=_case_key)
 
 
 def _case_row(case: dict[str, Any], emission_list: list[str],

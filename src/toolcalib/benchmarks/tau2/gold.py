@@ -1,10 +1,10 @@
 """τ²-bench gold classes, as the published method defines them (one rule name each).
 
-A task's gold class: `refuse` when it has no reference actions; else `ask` when its user
-scenario withholds a needed detail until asked (a case-insensitive scan of the scenario's JSON
-for the published phrases); else `tool_call`. The method labels tasks multi-valued (an ask task
-with reference actions is also a tool_call task); a case here has one gold class, ask first.
-`confirm` is gold per write call, not per task (`benchmarks.tau2.writes`).
+Labels are multi-valued, as the method's: a task's gold class is `refuse` when it has no
+reference actions, else `tool_call`; `ask`, orthogonal to both, is a further gold class
+(`Case.gold_also`) of a task whose user scenario withholds a needed detail until asked (a
+case-insensitive scan of the scenario's JSON for the published phrases). `confirm` is gold
+per write call, not per task (`benchmarks.tau2.writes`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ def withheld_phrase(task: dict[str, Any]) -> str | None:
     return next((phrase for phrase in ASK_PHRASES if phrase in text), None)
 
 
-def gold_class(task: dict[str, Any]) -> tuple[str, str]:
-    """The task's gold class and the rule that set it."""
+def gold_class(task: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
+    """The task's gold class, the rule that set it, and its further gold classes (`ask`) with
+    their rules."""
+    also = {"ask": ASK_RULE} if withheld_phrase(task) is not None else {}
     if not reference_actions(task):
-        return "refuse", REFUSE_RULE
-    if withheld_phrase(task) is not None:
-        return "ask", ASK_RULE
-    return "tool_call", TOOL_CALL_RULE
+        return "refuse", REFUSE_RULE, also
+    return "tool_call", TOOL_CALL_RULE, also

@@ -51,12 +51,12 @@ def normalize_tasks(domain: str, tasks: list[Any], tools: list[dict[str, Any]],
     for position, task in enumerate(tasks, start=1):
         where = f"{artifact}:{file}: task {position}"
         check_task(task, where)
-        gold, rule = gold_class(task)
+        gold, rule, also = gold_class(task)
         cases.append(Case(
             id=f"{domain}_{task['id']}", benchmark="tau2", category=domain,
             turns=[Turn(index=0, messages=[], gold_action=gold)], tools_json=docs_json(tools),
             environment={"domain": domain, "task": task, "write_tools": sorted(write_tools)},
-            gold_action=gold, gold_turn=0, open_turns=True, gold_rule=rule,
+            gold_action=gold, gold_turn=0, open_turns=True, gold_rule=rule, gold_also=also,
             source=SourceRef(artifact=artifact, artifact_sha256=artifact_sha256, file=file,
                              line=position, line_sha256=sha256_bytes(dumps(task).encode()))))
     return cases

@@ -1,6 +1,6 @@
 """The reference policies' τ² meanings (the generic ones, `backends.policy`, cover the rest).
 
-`oracle`: asks first when its task's gold class is `ask`; replays the task's reference actions
+`oracle`: asks first when `ask` is among its task's gold classes; replays the reference actions
 one call per step; before each write it states the action (tool and arguments) and asks for
 approval, and calls only after the user's reply; at the end it says each piece of information
 the task requires it to communicate. On a task without reference actions it refuses (and says
@@ -45,10 +45,10 @@ def _act(request: Request, confirm: bool) -> Emission:
     texts = [m.content for m in assistant[1:] if not m.tool_calls]
     info = [str(item) for item in (case.environment["task"].get("evaluation_criteria") or {})
             .get("communicate_info") or []]
+    if "ask" in case.gold_also and ASK_TEXT not in texts:
+        return _text(ASK_TEXT)
     if not actions:
         return _text(" ".join([REFUSE_TEXT, *info]))
-    if case.gold_action == "ask" and ASK_TEXT not in texts:
-        return _text(ASK_TEXT)
     if done >= len(actions):
         return _text(" ".join([CLOSING, *info]))
     action = actions[done]
