@@ -209,7 +209,7 @@ def _generate(tmp_path, wheel, ids, user_spec, options):
 
 
 @pytest.mark.slow
-def test_a_scripted_server_as_the_user(tau2_release, tau2_wheel, tmp_path):
+def test_a_scripted_server_as_the_user(tau2_release, tau2_wheel, tmp_path, capsys):
     """Runtime: 4 s (2 shared cores)."""
     from toolcalib.backends import make_backend
     from toolcalib.config import parse_model_spec
@@ -229,9 +229,13 @@ def test_a_scripted_server_as_the_user(tau2_release, tau2_wheel, tmp_path):
             assert body["messages"][0]["content"].startswith(tau2_release.guidelines())
             assert body["messages"][1] == {"role": "user", "content": GREETING}
             assert "tools" not in body
+        assert "user simulator: 4 model calls, 0 answers from the store" in \
+            capsys.readouterr().err
         again, second = _generate(tmp_path, tau2_wheel, ids, spec, {"user": "sim"})
         assert len(server.requests) == 4  # every user turn from the response store
         assert second == first
+        assert "user simulator: 0 model calls, 4 answers from the store" in \
+            capsys.readouterr().err
 
 
 @pytest.mark.slow

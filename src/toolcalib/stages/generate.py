@@ -61,20 +61,23 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
                                   on_done=lambda _: progress.advance(),
                                   loop=bench.loop(benchmark_options or {}, user, source),
                                   user=user))
-    if isinstance(backend, StoredBackend):
-        log(f"{label}: {backend.misses} model calls, {backend.hits} answers from the store, "
-            f"{backend.errors} failed requests (not stored)")
-        for text in backend.explanations:
-            log(f"store miss: {text}")
-    inner = backend.inner if isinstance(backend, StoredBackend) else backend
-    if hasattr(inner, "work_summary"):
-        log(f"{label}: {inner.work_summary()}")
+    players = (("", backend), ("user simulator: ", user))
+    for who, used in players:
+        if isinstance(used, StoredBackend):
+            log(f"{label}: {who}{used.misses} model calls, {used.hits} answers from the store, "
+                f"{used.errors} failed requests (not stored)")
+            for text in used.explanations:
+                log(f"store miss: {who}{text}")
+        inner = used.inner if isinstance(used, StoredBackend) else used
+        if hasattr(inner, "work_summary"):
+            log(f"{label}: {who}{inner.work_summary()}")
     cacheable = backend.cacheable or (user is not None and user.cacheable)
     failed = [t for t in trajectories if t.outcome == "error"] if cacheable else []
     if len(failed) > spec.max_failed_share * len(trajectories):
         Path(out).unlink(missing_ok=True)
-        answered = (backend.misses - backend.errors, backend.hits) \
-            if isinstance(backend, StoredBackend) else (0, 0)
+        stored = [used for _, used in players if isinstance(used, StoredBackend)]
+        answered = (sum(used.misses - used.errors for used in stored),
+                    sum(used.hits for used in stored))
         raise RequestsFailed(failure_message(label, trajectories, failed, store, out, answered))
     write_jsonl(out, trajectories)
     if failed:
