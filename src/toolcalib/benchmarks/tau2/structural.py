@@ -1,0 +1,80 @@
+"""The published method's structural reading of τ² gold classes, reported beside GAR.
+
+GAR is the gold class among the classes emitted, on τ² as everywhere. The method's τ² tables
+read three of the four classes partly from the trajectory's structure instead (its
+calibration breakdown script), and this is that reading, per case (`structural_hit`):
+
+- `refuse`: the trajectory makes no call to a tool τ² marks as a write
+  (`case.environment["write_tools"]`): restraint, whatever the text says;
+- `tool_call`: every reference action is matched (the scorer's `actions_matched`; the
+  method's "no failed action check");
+- `ask`: at least one kept emission of the trajectory is classed `ask` by the `paper` cue
+  profile (`classify.paper`), whichever profile the run classifies with;
+- `confirm`: per write call, the write unit's confirm verdict, as GAR reads it
+  (`benchmarks.tau2.writes`).
+
+Where it differs from the published code: a case here has one gold class (an ask task with
+reference actions is read as `ask` only, where the method also counts it among `tool_call`
+tasks), and its ask detector is a τ²-specific multi-label scan (its phrases plus any question
+that is not a greeting or a closing), where here the `paper` profile's single class per
+emission decides. An unscored case (an infrastructure outcome) has no reading (None).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from toolcalib.classify.paper import PaperProfile
+from toolcalib.records import MODEL_OUTCOMES
+
+
+@cache
+def _paper() -> PaperProfile:
+    return PaperProfile()
+
+
+def _kept(trajectory: Any) -> list[Any]:
+    """The emissions that are part of the conversation (a variant's dropped ones are not)."""
+    return [step.emission for trace in trajectory.turns for step in trace.steps
+            if not getattr(step, "dropped", False)]
+
+
+def wrote(case: Any, trajectory: Any) -> bool:
+    """Whether the trajectory calls any of the case's write tools."""
+    writes = set(case.environment.get("write_tools") or ())
+    return any(call.name in writes for emission in _kept(trajectory)
+               for call in emission.tool_calls)
+
+
+def asked(trajectory: Any) -> bool:
+    """Whether some kept emission is `ask` under the `paper` profile."""
+    paper = _paper()
+    return any(paper.classify(emission).action == "ask" for emission in _kept(trajectory))
+
+
+def actions_matched(score: Any) -> bool | None:
+    """Every reference action matched (none failed), from the scorer's details; None without
+    them."""
+    matched = (score.details or {}).get("actions_matched")
+    return None if matched is None else all(matched)
+
+
+def structural_hit(case: Any, trajectory: Any, score: Any) -> bool | None:
+    """The published structural reading of the case's gold class (`case` with its gold as the
+    trajectory's variant presents it); None for an unscored case or another gold class."""
+    if trajectory.outcome not in MODEL_OUTCOMES or not score.scored:
+        return None
+    gold = case.gold_action
+    if gold == "refuse":
+        return not wrote(case, trajectory)
+    if gold == "tool_call":
+        return actions_matched(score)
+    if gold == "ask":
+        return asked(trajectory)
+    return None
+
+
+def unit_hit(unit: dict[str, Any]) -> bool | None:
+    """A write unit's reading: its confirm verdict (None when unscored)."""
+    return bool(unit["gold_emitted"]) if unit["scored"] else None
