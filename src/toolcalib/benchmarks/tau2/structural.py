@@ -25,12 +25,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from toolcalib.classify.paper import PaperProfile
 from toolcalib.records import MODEL_OUTCOMES
 
 
 @cache
-def _paper() -> PaperProfile:
+def _paper() -> Any:
+    """The `paper` profile, imported when first needed: a τ² stage that never reads ask
+    (normalize, gold, generate) does not depend on it; `evaluate` declares every profile's
+    code and data among its sources (the workflow's `PROFILE_CODE`)."""
+    from toolcalib.classify.paper import PaperProfile
+
     return PaperProfile()
 
 
