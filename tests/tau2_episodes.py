@@ -109,6 +109,8 @@ def evaluate(wheel: str | Path, cases: list[Case], trajectories: list[Trajectory
                                                                         profile)]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
              for row in TAU2.units(case, trajectory, score)]
-    rows = case_rows(actions, score_rows(scores), gold_rows(cases)) + units
+    structural = {(t.model, t.variant, c.benchmark, c.category, c.id): TAU2.structural(c, t, s)
+                  for (c, t), s in zip(pairs, scores, strict=True)}
+    rows = case_rows(actions, score_rows(scores), gold_rows(cases), structural) + units
     return Evaluated(scores, rows, {(row["category"], row["gold_action"]): row
                                     for row in triple_rows(rows)})

@@ -154,8 +154,10 @@ def test_triples_columns_and_order(cases: pl.DataFrame) -> None:
         "model variant benchmark category gold_action n gar gar_lo gar_hi gar_turn ter ter_turn"
         " acc acc_lo acc_hi acc_without_gold gold_without_acc n_excluded gar_turn_lo gar_turn_hi"
         " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap unclosed_reasoning_turns"
+        " gar_structural_n gar_structural_k gar_structural gar_structural_lo gar_structural_hi"
     ).split()
     assert set(required) <= set(frame.columns)
+    assert frame.columns[-5:] == plain.STRUCTURAL_COLUMNS  # after every older column
     assert frame["category"].to_list() == ["base", "miss_param"]
 
 
@@ -186,6 +188,42 @@ def test_unclosed_reasoning_turns_are_counted_per_case_and_cell() -> None:
         "u1": 2, "u2": 1, "u3": 0}
     (row,) = triples(cases).iter_rows(named=True)
     assert (row["n"], row["unclosed_reasoning_turns"]) == (2, 2)  # u2 is not scored
+
+
+def test_structural_reading_has_its_own_count_and_interval() -> None:
+    """`structural_hit` (the benchmark's published structural reading, by case key) is copied
+    to the per-case row, null where the benchmark gives none; `gar_structural` is its share of
+    the scored cases that have one, with its denominator, numerator and Wilson interval."""
+    rows, scores = [], []
+    for case_id, outcome in (("s1", "completed"), ("s2", "completed"), ("s3", "completed"),
+                             ("s4", "error")):
+        rows += case_rows(case_id, "domain", ["refuse"], 0, [["other"]], outcome=outcome)
+        scores.append(dict(**KEYS, case_id=case_id, category="domain",
+                           scored=outcome != "error", passed=outcome != "error" or None,
+                           error_type=None if outcome != "error" else "error"))
+    gold = pl.DataFrame({"benchmark": ["b"] * 4, "case_id": ["s1", "s2", "s3", "s4"],
+                         "gold_action": ["refuse"] * 4, "gold_turn": [0] * 4})
+    key = ("m", "v", "b", "domain")
+    structural = {(*key, "s1"): {"refuse": True}, (*key, "s2"): {"refuse": False},
+                  (*key, "s4"): {"refuse": None}}
+    cases = per_case(rows, scores, gold, structural)
+    assert cases["structural_hit"].to_list() == [True, False, None, None]  # s3: no reading
+    (row,) = triples(cases).iter_rows(named=True)
+    low, high = wilson(1, 2)
+    assert (row["n"], row["gar_structural_n"], row["gar_structural_k"]) == (3, 2, 1)
+    assert (row["gar_structural"], row["gar_structural_lo"], row["gar_structural_hi"]) == (
+        0.5, round(low, 6), round(high, 6))
+    assert row["gar"] == 0.0  # GAR is unchanged: `other` was emitted, never `refuse`
+
+
+def test_no_structural_reading_gives_a_null_rate() -> None:
+    """A benchmark without the reading (BFCL): every per-case value null, the cell's
+    `gar_structural_n`/`_k` 0 and its rate and interval null; the other rates unchanged."""
+    cases = per_case(ACTIONS, SCORES, CASES)
+    assert cases["structural_hit"].null_count() == cases.height
+    frame = triples(cases)
+    assert frame["gar_structural_n"].to_list() == frame["gar_structural_k"].to_list() == [0, 0]
+    assert frame.select(plain.STRUCTURAL_COLUMNS[2:]).null_count().row(0) == (2, 2, 2)
 
 
 def test_all_excluded_group_has_no_rates() -> None:

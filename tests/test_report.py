@@ -12,6 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from toolcalib.metrics.per_case import CASE_SCHEMA
+from toolcalib.metrics.rows import CELL_KEYS
 from toolcalib.metrics.triples import triples
 from toolcalib.report import build_report, render_html
 from toolcalib.report.audit import audited
@@ -327,3 +329,27 @@ def test_figures_render_in_a_browser(chromium: str, report: Path, tmp_path: Path
     assert ((r > 240) & (g < 130) & (b < 50)).sum() > 200, "no orange marks/bars drawn"
     if os.environ.get("TOOLCALIB_KEEP_SCREENSHOT"):
         shutil.copy(shot, os.environ["TOOLCALIB_KEEP_SCREENSHOT"])
+
+
+def test_the_structural_reading_is_shown_beside_gar_in_tau2_cells() -> None:
+    """A τ² cell shows `gar_structural` with its own k/n and interval; a BFCL cell (no reading)
+    shows "–", in the markdown table and the page's triples table."""
+    from toolcalib.metrics.markdown import STRUCTURAL_LABEL, triples_markdown
+    from toolcalib.report.audit import slugs
+    from toolcalib.report.page import triples_table
+
+    base = _case("org/model-a", "baseline", "irrelevance", 0)
+    rows = [base | {"structural_hit": None},
+            base | {"benchmark": "tau2", "category": "airline", "case_id": "airline_0",
+                    "gold_action": "refuse", "structural_hit": True}]
+    table = triples(pl.DataFrame(rows, schema=CASE_SCHEMA))
+    bfcl, tau2 = table.sort("benchmark").iter_rows(named=True)
+    assert (bfcl["gar_structural_n"], bfcl["gar_structural"]) == (0, None)
+    assert (tau2["gar_structural_n"], tau2["gar_structural_k"], tau2["gar_structural"]) == (
+        1, 1, 1.0)
+    text = triples_markdown(table)
+    assert STRUCTURAL_LABEL in text and "not GAR" in text and "`paper`" in text
+    lines = {line.split(" | ")[2]: line for line in text.splitlines() if "org/model-a" in line}
+    assert lines["tau2"].count("100.0% (1/1)") >= 1 and lines["bfcl"].split(" | ")[-3] == "–"
+    html = triples_table(table, slugs([tuple(r) for r in table.select(CELL_KEYS).iter_rows()]))
+    assert "<small>1/1</small>" in html and "<small>none</small>" in html

@@ -205,6 +205,7 @@ def check_policies(runs, cells_expected):
         assert (cell["gar"], cell["acc"], cell["n_excluded"], cell["n_step_cap"]) == (
             1.0, 1.0, 0, 0), key
         assert cell["ter"] == (0.0 if key[1] == "refuse" else 1.0), key
+        assert (cell["gar_structural"], cell["gar_structural_n"]) == (1.0, cell["n"]), key
     assert [s.passed for s in no_confirm.scores] == [s.passed for s in oracle.scores]
     assert len(no_confirm.units()) == len(oracle.units())
     assert all(u["bound"] == ACC_WITHOUT_GOLD and not u["gold_emitted"]
@@ -224,6 +225,9 @@ def check_policies(runs, cells_expected):
         assert not runs[name].units(), name
         assert all(cell["ter"] == 0.0 for cell in runs[name].triples.values()), name
     assert all(cell["ter"] == 1.0 for cell in runs["always_call"].triples.values())
+    for name in ("never_call", "always_ask", "always_refuse"):  # no write: refuse read as hit
+        assert all(cell["gar_structural"] == 1.0 for (_, gold), cell
+                   in runs[name].triples.items() if gold == "refuse"), name
     assert all(cell["gar"] == 0.0 for cell in runs["never_call"].triples.values())
     text_only = [[s.passed for s in runs[name].scores]
                  for name in ("never_call", "always_ask", "always_refuse")]

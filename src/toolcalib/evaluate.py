@@ -28,13 +28,16 @@ class Category(NamedTuple):
 
 
 class Evaluated(NamedTuple):
-    """One category's action rows (`action_rows` dicts) and scores, the cases it covers, and
-    the benchmark's per-case rows beyond the cases' own (`Benchmark.units`)."""
+    """One category's action rows (`action_rows` dicts) and scores, the cases it covers, the
+    benchmark's per-case rows beyond the cases' own (`Benchmark.units`), and its structural
+    reading of each case's gold classes by `metrics.rows.CASE_KEYS` tuple
+    (`Benchmark.structural`; empty for a benchmark without one)."""
 
     actions: list[dict[str, Any]]
     scores: list[Score]
     cases: list[Case]
     units: list[dict[str, Any]]
+    structural: dict[tuple[str, ...], dict[str, bool | None]] = {}
 
 
 def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
@@ -57,10 +60,16 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     golds = benchmark.read_gold(files.gold)
     profile.prepare([step.emission for _, trajectory in pairs for turn in trajectory.turns
                      for step in turn.steps])
-    actions = [row for case, trajectory in pairs for row in action_rows(
-        trajectory, get_variant(trajectory.variant).adjust_gold(case), profile)]
+    presented = [get_variant(trajectory.variant).adjust_gold(case) for case, trajectory in pairs]
+    actions = [row for shown, (_, trajectory) in zip(presented, pairs, strict=True)
+               for row in action_rows(trajectory, shown, profile)]
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))
               for case, trajectory in pairs]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
              for row in benchmark.units(case, trajectory, score)]
-    return Evaluated(actions, scores, [case for case, _ in pairs], units)
+    reading = getattr(benchmark, "structural", None)
+    structural = {} if reading is None else {
+        (trajectory.model, trajectory.variant, shown.benchmark, shown.category, shown.id):
+            reading(shown, trajectory, score)
+        for shown, (_, trajectory), score in zip(presented, pairs, scores, strict=True)}
+    return Evaluated(actions, scores, [case for case, _ in pairs], units, structural)

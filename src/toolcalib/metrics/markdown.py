@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.rows import KEYS
+from toolcalib.metrics.rows import KEYS, STRUCTURAL
 
 SHOWN = {
     "gar": "GAR",
@@ -15,6 +15,8 @@ SHOWN = {
     "ter_turn": "TER@gold turn",
     "acc": "Acc",
 }
+STRUCTURAL_LABEL = "GAR structural (τ², published)"
+"""The published structural reading beside GAR (not GAR): shown after the rates."""
 FOOTER = """\
 Rates are shares of scored cases, in percent, with the count (k/n) and the 95% Wilson score
 interval [low, high]. Weighting: every case has weight 1 within its (model, variant, benchmark,
@@ -26,15 +28,27 @@ Acc>GAR: cases passed without emitting the gold class (grader masking); GAR>Acc:
 emitted the gold class and failed. Excluded: infrastructure outcomes (error, context overflow),
 counted here and left out of every denominator; a cell whose cases are all excluded has
 n = 0 and no rates ("–").
+GAR structural (τ², published): not GAR, the published method's partly structural reading of
+τ²'s gold classes, beside GAR on the same trajectories: refuse = no call to a write tool;
+tool_call = every reference action matched (τ²'s action checks); ask = at least one emission
+the `paper` cue profile classes ask (whichever profile classified the run); confirm = the
+write's confirm verdict, as GAR. Its denominator is the scored cases with a reading (n on τ²);
+"–" where the benchmark has none (BFCL).
 """
 
 
+def denominator(row: dict[str, Any], rate: str) -> int:
+    """A rate's denominator: `<rate>_n` where the table has one (`gar_structural`), else n."""
+    return row.get(f"{rate}_n", row["n"])
+
+
 def rate_text(row: dict[str, Any], rate: str) -> str:
-    """`12.5% (1/8) [2.2, 47.1]`, or `– (n = 0)` for a cell with no scored case."""
+    """`12.5% (1/8) [2.2, 47.1]`, `– (n = 0)` for a cell with no scored case, or `–` for a
+    reading the cell's benchmark does not define (no denominator of its own, scored cases)."""
     if row[rate] is None:  # n = 0: no rate, no interval
-        return f"– (n = {row['n']})"
+        return "–" if row["n"] and not denominator(row, rate) else f"– (n = {row['n']})"
     low, high = row[f"{rate}_lo"], row[f"{rate}_hi"]
-    k, n = row[f"{rate}_k"], row["n"]
+    k, n = row[f"{rate}_k"], denominator(row, rate)
     return f"{100 * row[rate]:.1f}% ({k}/{n}) [{100 * low:.1f}, {100 * high:.1f}]"
 
 
@@ -45,7 +59,9 @@ def line(cells: list[Any]) -> str:
 
 def triples_markdown(triples: pl.DataFrame) -> str:
     """One line per triple, in the table's order, then how to read it."""
-    header = [*KEYS, "gold", "n", "excluded", "step cap", *SHOWN.values(), "Acc>GAR", "GAR>Acc"]
+    structural = [STRUCTURAL] if STRUCTURAL in triples.columns else []
+    header = [*KEYS, "gold", "n", "excluded", "step cap", *SHOWN.values(),
+              *(STRUCTURAL_LABEL for _ in structural), "Acc>GAR", "GAR>Acc"]
     lines = [line(header), line(["---"] * len(header))]
     for row in triples.iter_rows(named=True):
         lines.append(
@@ -56,7 +72,7 @@ def triples_markdown(triples: pl.DataFrame) -> str:
                     row["n"],
                     row["n_excluded"],
                     row["n_step_cap"],
-                    *(rate_text(row, rate) for rate in SHOWN),
+                    *(rate_text(row, rate) for rate in [*SHOWN, *structural]),
                     row["acc_without_gold"],
                     row["gold_without_acc"],
                 ]

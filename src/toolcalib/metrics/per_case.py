@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import polars as pl
 
 from toolcalib.metrics.inputs import Cases, Rows, action_table, gold_table, score_table
@@ -11,15 +14,16 @@ CASE_SCHEMA: dict[str, pl.DataType] = {
     name: pl.Int64() if name in ("gold_turn", "probes_fired", "unclosed_reasoning_turns") else
     pl.Boolean() if name in ("gold_emitted", "gold_turn_hit", "tool_call_emitted",
                              "gold_turn_tool_call", "gold_emitted_any_step", "passed",
-                             "scored") else pl.String()
+                             "scored", "structural_hit") else pl.String()
     for name in CASE_COLUMNS
 }
 """The columns of a per-case table, in order, typed."""
 
 
-def per_case(actions: Rows, scores: Rows, cases: Cases) -> pl.DataFrame:
+def per_case(actions: Rows, scores: Rows, cases: Cases,
+             structural: Mapping[tuple[Any, ...], bool | None] | None = None) -> pl.DataFrame:
     """`case_rows` of tables or records, as a typed frame."""
     rows = case_rows(action_table(actions).iter_rows(named=True),
                      score_table(scores).iter_rows(named=True),
-                     gold_table(cases).iter_rows(named=True))
+                     gold_table(cases).iter_rows(named=True), structural)
     return pl.DataFrame(rows, schema=CASE_SCHEMA)

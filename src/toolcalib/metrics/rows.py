@@ -30,8 +30,10 @@ CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitt
                 "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
                 "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
                 "scored", "outcome", "error_type", "bound", "probes_fired",
-                "unclosed_reasoning_turns"]
-"""The columns of a per-case table, in order."""
+                "unclosed_reasoning_turns", "structural_hit"]
+"""The columns of a per-case table, in order. `structural_hit`: the benchmark's published
+structural reading of the gold class (`Benchmark.structural`; τ² only, null elsewhere): not
+GAR, reported beside it."""
 UNCLOSED_REASONING = ":other:unclosed_reasoning"
 """How the rule of an emission that is only an unclosed reasoning block ends (`default` and
 `judge`: `default:other:unclosed_reasoning`; a malformed one: `malformed:` before it)."""
@@ -55,9 +57,16 @@ TURN_COUNTS = ["unclosed_reasoning_turns"]
 """Counts of turns, not cases, over the scored cases: `unclosed_reasoning_turns`, the turns
 with a kept emission whose rule ends in `UNCLOSED_REASONING` (0 under `paper`, which has no
 such rule; a per-case row without the column counts 0)."""
+STRUCTURAL = "gar_structural"
+"""The published structural reading beside GAR (τ²): the share of scored cases with
+`structural_hit`, over the scored cases that have one (`gar_structural_n`; 0 and every rate
+null where the benchmark defines none, e.g. BFCL)."""
+STRUCTURAL_COLUMNS = [f"{STRUCTURAL}{part}" for part in ("_n", "_k", "", "_lo", "_hi")]
 TRIPLE_COLUMNS = [*KEYS, "gold_action", *COUNTS, *TURN_COUNTS,
-                  *(f"{rate}{part}" for rate in RATES for part in ("_k", "", "_lo", "_hi"))]
-"""The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`."""
+                  *(f"{rate}{part}" for rate in RATES for part in ("_k", "", "_lo", "_hi")),
+                  *STRUCTURAL_COLUMNS]
+"""The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`,
+`gar_structural_n` the denominator of `gar_structural` (every other rate's is `n`)."""
 
 Row = Mapping[str, Any]
 
@@ -86,10 +95,15 @@ def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any
         raise ValueError(f"{len(hits)} case(s) {what}: {names}")
 
 
-def case_rows(actions: Iterable[Row], scores: Iterable[Row],
-              golds: Iterable[Row]) -> list[dict[str, Any]]:
+def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row],
+              structural: Mapping[tuple[Any, ...], Mapping[str, bool | None]] | None = None
+              ) -> list[dict[str, Any]]:
     """Classes emitted, gold hits, tool use and verdict of every case that has turn rows,
     sorted by `CASE_KEYS`.
+
+    `structural`: the benchmark's structural reading of each case's gold classes
+    (`Benchmark.structural`), by `CASE_KEYS` tuple; a case or class it lacks has
+    `structural_hit` null.
 
     `emitted` is the union of turn classes (GAR); `emission_classes` the union over every
     emission (the published code's union, where a lower-priority emission of a turn counts too).
@@ -143,17 +157,20 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row],
         c["scored"] = c["run_scored"] and c["score_scored"]
     _require(cases, lambda c: c["scored"] and c["passed"] is None,
              "are scored without a verdict")
+    structural = structural or {}
     rows = []
     for c in sorted(cases, key=_case_key):
         shared = sorted(emissions.get(_case_key(c), ())), len(unclosed.get(_case_key(c), ()))
-        rows.append(_case_row(c, *shared))
-        rows += [_case_row({**c, "gold": extra, "case_id": f"{c['case_id']}#{extra}"}, *shared)
+        readings = structural.get(_case_key(c)) or {}
+        rows.append(_case_row(c, *shared, readings.get(c["gold"])))
+        rows += [_case_row({**c, "gold": extra, "case_id": f"{c['case_id']}#{extra}"}, *shared,
+                           readings.get(extra))
                  for extra in c["gold_also"]]
     return sorted(rows, key=_case_key)
 
 
-def _case_row(case: dict[str, Any], emission_list: list[str],
-              unclosed_turns: int) -> dict[str, Any]:
+def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: int,
+              structural_hit: bool | None) -> dict[str, Any]:
     emitted_list, gold = sorted(case["classes"]), case["gold"]
     gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
     bound = None
@@ -185,6 +202,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str],
         "bound": bound,
         "probes_fired": case["probes_fired"],
         "unclosed_reasoning_turns": unclosed_turns,
+        "structural_hit": structural_hit,
     }
 
 
@@ -203,7 +221,8 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
         group = groups.get(key)
         if group is None:
             group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS + TURN_COUNTS, 0),
-                                   **{f"{rate}_k": 0 for rate in RATES}}
+                                   **{f"{rate}_k": 0 for rate in RATES},
+                                   "structural_n": 0, "structural_k": 0}
         scored, outcome = bool(case["scored"]), case["outcome"]
         if case["gold_action"] is not None:
             group["gold"].add(case["gold_action"])
@@ -220,6 +239,9 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
         if scored:
             for count in TURN_COUNTS:
                 group[count] += case.get(count) or 0  # 0 in a table from before the column
+            hit = case.get("structural_hit")  # None: no reading (BFCL), or an older table
+            group["structural_n"] += hit is not None
+            group["structural_k"] += bool(hit)
     rows = []
     for key in sorted(groups):
         group = groups[key]
@@ -233,6 +255,10 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
             low, high = wilson(k, n)
             row |= {f"{rate}_k": k, rate: _round(k / n) if n else None,
                     f"{rate}_lo": _round(low), f"{rate}_hi": _round(high)}
+        k, n = int(group["structural_k"]), int(group["structural_n"])
+        low, high = wilson(k, n)
+        row |= dict(zip(STRUCTURAL_COLUMNS, (n, k, _round(k / n) if n else None, _round(low),
+                                             _round(high)), strict=True))
         rows.append({column: row[column] for column in TRIPLE_COLUMNS})
     return rows
 

@@ -7,7 +7,13 @@ from collections import Counter
 
 import polars as pl
 
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, CELL_KEYS, GOLD_WITHOUT_ACC, RATES
+from toolcalib.metrics.rows import (
+    ACC_WITHOUT_GOLD,
+    CELL_KEYS,
+    GOLD_WITHOUT_ACC,
+    RATES,
+    STRUCTURAL,
+)
 
 Key = tuple[str, ...]
 """The (model, variant, benchmark, category) of a triple."""
@@ -30,6 +36,8 @@ AUDITED: dict[str, tuple[str, pl.Expr]] = {
                        pl.col("bound") == ACC_WITHOUT_GOLD),
     GOLD_WITHOUT_ACC: ("emitted the gold class and failed (GAR>Acc)",
                        pl.col("bound") == GOLD_WITHOUT_ACC),
+    STRUCTURAL: ("numerator: scored cases the published structural reading counts as a hit "
+                 "(τ²; not GAR)", _SCORED & pl.col("structural_hit")),
 }
 """Every auditable number of a triple: what its cases are and which per-case rows they are."""
 
@@ -47,7 +55,7 @@ def natural(case_id: str) -> tuple[object, ...]:
 
 def count_column(metric: str) -> str:
     """The triples column holding the size of `metric`'s case list."""
-    return f"{metric}_k" if metric in RATES else metric
+    return f"{metric}_k" if metric in RATES or metric == STRUCTURAL else metric
 
 
 def slugs(keys: list[Key]) -> dict[Key, str]:
@@ -79,6 +87,8 @@ def audit_id(slug: str, metric: str) -> str:
 def case_lists(triples: pl.DataFrame, per_case: pl.DataFrame) -> dict[Key, dict[str, list[str]]]:
     """The sorted case ids behind every audited number, checked against the triples' counts."""
     metrics = audited(triples.columns)
+    if "structural_hit" not in per_case.columns:  # a table from before the column: no reading
+        per_case = per_case.with_columns(pl.lit(None, pl.Boolean()).alias("structural_hit"))
     grouped = per_case.group_by(CELL_KEYS).agg(
         pl.col("case_id").filter(expr.fill_null(False)).alias(metric)
         for metric, (_, expr) in metrics.items()

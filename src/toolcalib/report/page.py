@@ -8,8 +8,15 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.markdown import FOOTER, SHOWN
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, CELL_KEYS, GOLD_WITHOUT_ACC, KEYS, RATES
+from toolcalib.metrics.markdown import FOOTER, SHOWN, STRUCTURAL_LABEL, denominator
+from toolcalib.metrics.rows import (
+    ACC_WITHOUT_GOLD,
+    CELL_KEYS,
+    GOLD_WITHOUT_ACC,
+    KEYS,
+    RATES,
+    STRUCTURAL,
+)
 from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
 from toolcalib.report.selfcheck import Check
@@ -24,7 +31,8 @@ COUNT_LABELS = {
     "n_probed": "probed",
 }
 BOUND_LABELS = {ACC_WITHOUT_GOLD: "Acc>GAR", GOLD_WITHOUT_ACC: "GAR>Acc"}
-LABELS = {**COUNT_LABELS, **RATE_LABELS, **BOUND_LABELS}
+STRUCTURAL_LABELS = {STRUCTURAL: STRUCTURAL_LABEL}
+LABELS = {**COUNT_LABELS, **RATE_LABELS, **STRUCTURAL_LABELS, **BOUND_LABELS}
 
 CSS = """\
 body{font:14px/1.4 system-ui,sans-serif;margin:.5em auto;max-width:1400px;padding:0 .8em;color:#222}
@@ -92,6 +100,9 @@ def _percent(value: float) -> str:
 
 
 def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
+    if row[rate] is None and row["n"] and not denominator(row, rate):  # not defined here
+        return (f'<td class="num" data-v="-1" id="{cell_id(slug, rate)}">'
+                f"{_link(audit_id(slug, rate), '–')}<small>none</small></td>")
     if row[rate] is None:  # n = 0: no rate, no interval
         return (f'<td class="num" data-v="-1" id="{cell_id(slug, rate)}">–<small>'
                 f"{_link(audit_id(slug, 'n'), 'n = ' + str(row['n']))}</small></td>")
@@ -100,7 +111,8 @@ def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
     return (
         f'<td class="num" data-v="{row[rate]}" id="{cell_id(slug, rate)}">'
         f'{_link(own, _percent(row[rate]) + "%")}'
-        f"<small>{row[f'{rate}_k']}/{row['n']}</small><small>{interval}</small></td>"
+        f"<small>{row[f'{rate}_k']}/{denominator(row, rate)}</small><small>{interval}</small>"
+        "</td>"
     )
 
 
@@ -116,7 +128,8 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     shown = audited(triples.columns)
     counts = [m for m in COUNT_LABELS if m in shown]
     bounds = [m for m in BOUND_LABELS if m in shown]
-    header = [*KEYS, "gold", *(LABELS[m] for m in [*counts, *RATE_LABELS, *bounds])]
+    rates = [*RATE_LABELS, *(m for m in STRUCTURAL_LABELS if m in shown)]
+    header = [*KEYS, "gold", *(LABELS[m] for m in [*counts, *rates, *bounds])]
     head = "<thead><tr>" + "".join(
         f'<th onclick="sortBy({i})" title="sort">{escape(h)}</th>' for i, h in enumerate(header)
     ) + "</tr></thead><tbody>"
@@ -136,7 +149,7 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
                  for k in KEYS]
         cells.append(f'<td class="gold">{escape(str(row["gold_action"]))}</td>')
         cells += [_count_cell(row, m, slug) for m in counts]
-        cells += [_rate_cell(row, rate, slug) for rate in RATE_LABELS]
+        cells += [_rate_cell(row, rate, slug) for rate in rates]
         cells += [_count_cell(row, m, slug) for m in bounds]
         lines.append(f"<tr{data}>" + "".join(cells) + "</tr>")
     lines.append("</tbody></table></div>")

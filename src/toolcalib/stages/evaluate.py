@@ -83,6 +83,7 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
     run_scores: list[dict[str, Any]] = []
     run_cases = []
     run_units: list[dict[str, Any]] = []
+    run_structural: dict[tuple[str, ...], dict[str, bool | None]] = {}
     with no_cycle_collection():
         for files, actions_out, scores_out in zip(
                 map(Category, cases, gold, trajectories), actions, scores, strict=True):
@@ -94,12 +95,13 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
             run_scores += category_scores
             run_cases += done.cases
             run_units += done.units
+            run_structural |= done.structural
             scored = sum(1 for s in done.scores if s.scored)
             passed = sum(1 for s in done.scores if s.passed)
             log(f"{files.trajectories}: {len(done.actions)} action rows (profile '{profile}'),"
                 f" {len(done.scores)} cases, {scored} scored ({passed} passed) -> {actions_out},"
                 f" {scores_out}")
-        rows = case_rows(run_actions, run_scores, gold_rows(run_cases))
+        rows = case_rows(run_actions, run_scores, gold_rows(run_cases), run_structural)
         if run_units:
             rows = sorted(rows + run_units, key=itemgetter(*CASE_KEYS))
         write(per_case, jsonl_bytes(rows, CASE_COLUMNS))

@@ -2,7 +2,8 @@
 
 A case is a task; the loop is an agent-user conversation (`loop`), the user the deterministic
 reference user or any backend (`user`); tools run in τ²'s own environment (`environment`);
-Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`).
+Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`); the published
+structural reading of each gold class is reported beside GAR (`structural`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
+from toolcalib.benchmarks.tau2.structural import structural_hits, unit_hit
 from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
 from toolcalib.benchmarks.tau2.writes import write_units
 from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
@@ -135,7 +137,15 @@ class Tau2:
                               "termination": trajectory.termination})
 
     def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
-        return write_units(case, trajectory, score)
+        """The write units (`writes`), each with its structural reading (its confirm
+        verdict)."""
+        return [unit | {"structural_hit": unit_hit(unit)}
+                for unit in write_units(case, trajectory, score)]
+
+    def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
+        """The published structural reading of each of the case's gold classes
+        (`structural`)."""
+        return structural_hits(case, trajectory, score)
 
     policies = POLICIES
 
