@@ -19,13 +19,13 @@ from toolcalib.backends.hf_engine import (  # noqa: E402
     prompt_cuts,
 )
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
-from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
+from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
 from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
 from toolcalib.records import Emission, Message, ToolCall, docs_json  # noqa: E402
-from toolcalib.score.gold import case_environment  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
 BASELINE = get_variant("baseline")

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from toolcalib.benchmarks.bfcl import load_cases
-from toolcalib.benchmarks.bfcl_normalize import normalize_multi_turn, normalize_single_turn
-from toolcalib.benchmarks.bfcl_release import MISS_FUNC_MESSAGE
+from toolcalib.benchmarks.bfcl.normalize import normalize_multi_turn, normalize_single_turn
+from toolcalib.benchmarks.bfcl.plugin import load_cases
+from toolcalib.benchmarks.bfcl.release import MISS_FUNC_MESSAGE
 from toolcalib.jsonio import InputError
 
 EXPECTED = {

@@ -249,7 +249,7 @@ class GoldTurn(Record, kw_only=True):
 
 
 class GoldTrace(Record, kw_only=True):
-    """A multi-turn case's ground truth executed once (`score.gold.gold_trace`), as the checker
+    """A multi-turn case's ground truth executed once (`benchmarks.bfcl.gold.gold_trace`), as the checker
     reads it (`turn`, `has_turns`)."""
 
     case_id: str

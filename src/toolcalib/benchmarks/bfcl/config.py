@@ -1,5 +1,5 @@
 """The `benchmarks.bfcl` config section: the pinned BFCL release and the categories to run
-(the config schema is generated from this model; `bfcl` itself never loads pydantic, which
+(the config schema is generated from this model; the plugin never loads pydantic, which
 specs and config files alone use)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolcalib.benchmarks.bfcl_normalize import CATEGORIES
+from toolcalib.benchmarks.bfcl.normalize import CATEGORIES
 from toolcalib.config import StrictModel
 
 

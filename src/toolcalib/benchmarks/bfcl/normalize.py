@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from toolcalib.benchmarks.bfcl_release import API_CLASSES, MISS_FUNC_MESSAGE
+from toolcalib.benchmarks.bfcl.release import API_CLASSES, MISS_FUNC_MESSAGE
 from toolcalib.execute.calls import CallParseError, parse_calls
 from toolcalib.jsonio import InputError, sha256_bytes
 from toolcalib.records import Case, Message, SourceRef, ToolCall, Turn, docs_json
