@@ -17,8 +17,9 @@ Each tree is a git revision's `src/` (`git archive`; default `--before`: where H
   the six files in turn (what it builds once counts in the first file's time): case files and
   trajectory files (the plain views, `views.read_views(path, CaseView|TrajectoryView)`, of a
   tree that has `toolcalib.views`, else the records, `jsonio.read_records(path,
-  Case|Trajectory)`) and gold files (`benchmarks.bfcl.gold.read_gold`, every turn of every trace asked
-  for, `turn(i)`, so that a tree that decodes traces or turns when asked does all the work);
+  Case|Trajectory)`) and gold files (`benchmarks.bfcl.gold.read_gold`, every turn of every
+  trace asked for, `turn(i)`, so that a tree that decodes traces or turns when asked does all
+  the work);
 - `evaluate <job>`: the workflow's whole `toolcalib evaluate` job of a (model, variant) over
   the six BFCL categories (outputs into a temporary folder), wall time: start-up, parsing,
   classification, scoring and writing together; the outputs of the two trees are compared

@@ -34,28 +34,24 @@ SMOLLM2 = SOURCES["smollm2-135m"]
 DOC = {
     "name": "place_order",
     "description": "Place an order.",
-    "parameters": {"type": "dict", "required": ["symbol"], "properties": {
+    "parameters": {"type": "object", "required": ["symbol"], "properties": {
         "symbol": {"type": "string", "description": "Stock symbol."},
-        "price": {"type": "float", "description": "Limit price."},
-        "legs": {"type": "array", "items": {"type": "dict", "properties": {
-            "qty": {"type": "integer"}, "weights": {"type": "tuple", "items": {"type": "float"}}}}},
-        "extra": {"type": "any"}}},
-    "response": {"type": "dict", "properties": {"order_id": {"type": "integer"}}},
+        "price": {"type": "number", "description": "Limit price."},
+        "legs": {"type": "array", "items": {"type": "object", "properties": {
+            "qty": {"type": "integer"},
+            "weights": {"type": "array", "items": {"type": "number"}}}}},
+        "extra": {"type": "string"}}},
+    "response": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
 }
+"""A tool as cases carry it: canonical JSON schema (BFCL's docs are converted at normalization)."""
 
 
-def test_bfcl_types_become_json_schema_types():
+def test_tools_pass_through_unconverted():
     tool = openai_tool(DOC, keep_response=True)
-    assert tool["type"] == "function"
-    params = tool["function"]["parameters"]
-    assert params["type"] == "object"
-    props = params["properties"]
-    assert props["price"]["type"] == "number" and props["extra"]["type"] == "string"
-    leg = props["legs"]["items"]
-    assert leg["type"] == "object" and leg["properties"]["weights"] == {
-        "type": "array", "items": {"type": "number"}}
-    assert tool["function"]["response"]["type"] == "object"
-    assert DOC["parameters"]["type"] == "dict"
+    assert tool == {"type": "function", "function": DOC}
+    assert list(openai_tool(DOC, keep_response=False)["function"]) == [
+        "name", "description", "parameters"]
+    assert "response" in DOC
 
 
 def test_response_schema_is_dropped_by_default():
