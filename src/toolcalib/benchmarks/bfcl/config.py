@@ -9,15 +9,9 @@ from typing import Literal
 from pydantic import Field
 
 from toolcalib.benchmarks.bfcl.normalize import CATEGORIES
-from toolcalib.config import StrictModel
+from toolcalib.config import ReleaseConfig
 
 
-class BfclConfig(StrictModel):
-    package: str
-    """The package the release wheel is fetched as (`fetch`), e.g. `bfcl-eval`."""
-    version: str
-    file: str = Field(pattern=r"^[^/]+\.whl$")
-    """The wheel's file name under `results/raw/bfcl/`."""
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+class BfclConfig(ReleaseConfig):
     categories: list[Literal[CATEGORIES]] = Field(  # type: ignore[valid-type]
         min_length=1, json_schema_extra={"uniqueItems": True})
