@@ -17,7 +17,7 @@ no backend converts tools per benchmark.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from toolcalib.benchmarks.bfcl.release import API_CLASSES, MISS_FUNC_MESSAGE
@@ -137,15 +137,21 @@ def _source(artifact: str, artifact_sha256: str, file: str, line: int, text: str
                              line=line, line_sha256=sha256_bytes(text.encode("utf-8")))
 
 
+def _entries(lines: Lines, file: str
+             ) -> Iterator[tuple[int, str, _Where, dict[str, Any], str, list[Any]]]:
+    """Each line's number, text, error locator, entry, case id and question turns."""
+    for line, text in lines:
+        where = _Where(file, line)
+        entry = _load(text, where)
+        yield line, text, where, entry, where.get(entry, "id", str), where.get(
+            entry, "question", list)
+
+
 def normalize_single_turn(category: str, lines: Lines, *, file: str, artifact: str,
                           artifact_sha256: str) -> list[Case]:
     """irrelevance / live_irrelevance: one turn, gold refuse, answered in one emission."""
     cases = []
-    for line, text in lines:
-        where = _Where(file, line)
-        entry = _load(text, where)
-        case_id = where.get(entry, "id", str)
-        question = where.get(entry, "question", list)
+    for line, text, where, entry, case_id, question in _entries(lines, file):
         tools = where.get(entry, "function", list)
         if len(question) != 1:
             raise where.error("question", f"expected exactly one turn, got {len(question)}")
@@ -182,11 +188,7 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
     """BFCL multi-turn entries plus their possible answers -> cases."""
     answers = _answers(answer_lines, answer_file)
     cases = []
-    for line, text in lines:
-        where = _Where(file, line)
-        entry = _load(text, where)
-        case_id = where.get(entry, "id", str)
-        question = where.get(entry, "question", list)
+    for line, text, where, entry, case_id, question in _entries(lines, file):
         initial_config = where.get(entry, "initial_config", dict)
         involved = where.get(entry, "involved_classes", list)
         for index, name in enumerate(involved):
