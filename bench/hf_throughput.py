@@ -32,12 +32,12 @@ from toolcalib.backends.base import Request  # noqa: E402
 from toolcalib.backends.hf import Options, TransformersBackend  # noqa: E402
 from toolcalib.backends.hf_engine import Engine, Sequence, common_prefix  # noqa: E402
 from toolcalib.backends.hf_prompt import render  # noqa: E402
-from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
-from toolcalib.benchmarks.bfcl_release import BfclRelease  # noqa: E402
+from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
+from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.release import BfclRelease  # noqa: E402
 from toolcalib.generate import run_cases  # noqa: E402
 from toolcalib.models import SOURCES, fetch_model, read_manifest  # noqa: E402
 from toolcalib.records import Emission  # noqa: E402
-from toolcalib.score.gold import case_environment  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

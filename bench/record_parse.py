@@ -8,16 +8,18 @@ Each tree is a git revision's `src/` (`git archive`; default `--before`: where H
 (`.`, the default `--after`). Every figure is the median of `--repeat` fresh processes
 (`PYTHONPATH=<tree>/src`), the two trees taking turns:
 
-- `start-up`: `python -c "import toolcalib.cli, toolcalib.stages.evaluate,
-  toolcalib.benchmarks.bfcl"`, what a `toolcalib evaluate` process imports before it reads a
-  line (wall time of the whole process, interpreter included; `python -c pass` is shown too);
+- `start-up`: `python -c "import toolcalib.cli, toolcalib.stages.evaluate;
+  toolcalib.benchmarks.get_benchmark('bfcl')"`, what a `toolcalib evaluate` process imports
+  before it reads a line (wall time of the whole process, interpreter included; `python -c
+  pass` is shown too);
 - `parse <file>`: reading one input file as the stage reads it (the cycle collector paused, as
   the stage does), timed inside the process after its imports, one process per kind reading
   the six files in turn (what it builds once counts in the first file's time): case files and
   trajectory files (the plain views, `views.read_views(path, CaseView|TrajectoryView)`, of a
   tree that has `toolcalib.views`, else the records, `jsonio.read_records(path,
-  Case|Trajectory)`) and gold files (`score.gold.read_gold`, every turn of every trace asked
-  for, `turn(i)`, so that a tree that decodes traces or turns when asked does all the work);
+  Case|Trajectory)`) and gold files (`benchmarks.bfcl.gold.read_gold`, every turn of every
+  trace asked for, `turn(i)`, so that a tree that decodes traces or turns when asked does all
+  the work);
 - `evaluate <job>`: the workflow's whole `toolcalib evaluate` job of a (model, variant) over
   the six BFCL categories (outputs into a temporary folder), wall time: start-up, parsing,
   classification, scoring and writing together; the outputs of the two trees are compared
@@ -48,7 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func",
               "multi_turn_miss_param", "irrelevance", "live_irrelevance")
-IMPORTS = "import toolcalib.cli, toolcalib.stages.evaluate, toolcalib.benchmarks.bfcl"
+IMPORTS = ("import toolcalib.cli, toolcalib.stages.evaluate, toolcalib.benchmarks;"
+           " toolcalib.benchmarks.get_benchmark('bfcl')")
 
 PROBE = r"""
 import gc, json, sys, time
@@ -58,7 +61,10 @@ try:
 except ImportError:
     from toolcalib.jsonio import read_records as read
     from toolcalib.records import Case, Trajectory
-from toolcalib.score.gold import read_gold
+try:
+    from toolcalib.benchmarks.bfcl.gold import read_gold
+except ImportError:  # trees before BFCL became one package
+    from toolcalib.score.gold import read_gold
 gc.disable()
 done = []
 for path in paths:

@@ -299,7 +299,7 @@ def startup_floor(work: Path, repeat: int) -> dict[str, tuple[float, float]]:
         "python -c pass": [sys.executable, "-c", "pass"],
         "toolcalib evaluate --help": ["toolcalib", "evaluate", "--help"],
         "evaluate imports": [sys.executable, "-c", "import toolcalib.cli,"
-                             " toolcalib.stages.evaluate, toolcalib.benchmarks.bfcl"],
+                             " toolcalib.stages.evaluate, toolcalib.benchmarks.bfcl.plugin"],
         "aggregate imports": [sys.executable, "-c",
                               "import toolcalib.cli, toolcalib.stages.aggregate"],
         "BFCL checker imports": [sys.executable, "-c", "import sys, json, zipfile;"

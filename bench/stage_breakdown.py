@@ -60,13 +60,13 @@ def job(argv: list[str]) -> None:
     cli = importlib.import_module("toolcalib.cli")
     stage = importlib.import_module(f"toolcalib.stages.{argv[0]}")
     if argv[0] == "evaluate":
-        importlib.import_module("toolcalib.benchmarks.bfcl")
+        importlib.import_module("toolcalib.benchmarks.bfcl.plugin")
     spent["imports"] = time.process_time() - begin
     if argv[0] == "evaluate":
         core = importlib.import_module("toolcalib.evaluate")
         core.read_records = timer(spent, "parse", core.read_records)
         core.action_rows = timer(spent, "classify", core.action_rows)
-        multi_turn = importlib.import_module("toolcalib.score.multi_turn")
+        multi_turn = importlib.import_module("toolcalib.benchmarks.bfcl.checker")
         multi_turn.case_environment = timer(spent, "env", multi_turn.case_environment)
         for name in ("score_rows", "jsonl_bytes", "csv_bytes", "atomic_write_bytes",
                      "case_rows", "triple_rows"):

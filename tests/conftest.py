@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcalib.benchmarks.bfcl_release import BfclRelease
+from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.jsonio import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]

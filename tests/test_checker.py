@@ -11,14 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolcalib.backends import make_backend
-from toolcalib.benchmarks.bfcl import load_cases
-from toolcalib.config import ModelSpec
-from toolcalib.execute.calls import render_call
-from toolcalib.generate import run_cases
-from toolcalib.jsonio import InputError, dumps, parse_line, read_records
-from toolcalib.records import Emission, GoldTrace, Step, ToolCall, Trajectory, TurnTrace
-from toolcalib.score.gold import case_environment, gold_trace, read_gold
-from toolcalib.score.multi_turn import (
+from toolcalib.benchmarks.bfcl.checker import (
     EMPTY_TURN,
     FORCE_TERMINATED,
     IRRELEVANCE_CALL,
@@ -29,6 +22,13 @@ from toolcalib.score.multi_turn import (
     score_case,
     score_multi_turn,
 )
+from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace, read_gold
+from toolcalib.benchmarks.bfcl.plugin import load_cases
+from toolcalib.config import ModelSpec
+from toolcalib.execute.calls import render_call
+from toolcalib.generate import run_cases
+from toolcalib.jsonio import InputError, dumps, parse_line, read_records
+from toolcalib.records import Emission, GoldTrace, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.variants import get_variant
 
 MULTI_TURN = (

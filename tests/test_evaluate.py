@@ -9,12 +9,12 @@ import polars as pl
 import pytest
 
 from tests.test_classify_paper import make_case, make_trajectory
+from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.classify import classify_trajectory, get_profile
 from toolcalib.jsonio import InputError, dumps, read_records, write_jsonl
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame, read_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.records import Case, Emission, GoldTrace, Trajectory, docs_json
-from toolcalib.score.multi_turn import score_case
 from toolcalib.stages import evaluate as stage
 
 TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell me the file name?"}

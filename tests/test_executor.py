@@ -9,9 +9,9 @@ from itertools import pairwise
 
 import pytest
 
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.executor import ERROR_PREFIX, Environment, snapshot
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.execute.calls import parse_calls
-from toolcalib.execute.executor import ERROR_PREFIX, Environment, snapshot
 from toolcalib.records import ToolCall
 
 MULTI_TURN = (

@@ -18,7 +18,7 @@ import pytest
 from tests.scripted_server import ScriptedServer
 from tests.servers import free_port
 from tests.workflow_build import BFCL_FILE, TINY, tiny_project
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
 from toolcalib.store import ResponseStore

@@ -6,12 +6,12 @@ import pytest
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.executor import ERROR_PREFIX
+from toolcalib.benchmarks.bfcl.gold import case_environment
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.config import ModelSpec
-from toolcalib.execute.executor import ERROR_PREFIX
 from toolcalib.generate import run_case
 from toolcalib.records import Emission, ToolCall
-from toolcalib.score.gold import case_environment
 from toolcalib.variants import get_variant
 
 BASELINE = get_variant("baseline")

@@ -19,13 +19,13 @@ from toolcalib.backends.hf_engine import (  # noqa: E402
     prompt_cuts,
 )
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
-from toolcalib.benchmarks.bfcl import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
+from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
 from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
 from toolcalib.records import Emission, Message, ToolCall, docs_json  # noqa: E402
-from toolcalib.score.gold import case_environment  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
 BASELINE = get_variant("baseline")
@@ -34,28 +34,24 @@ SMOLLM2 = SOURCES["smollm2-135m"]
 DOC = {
     "name": "place_order",
     "description": "Place an order.",
-    "parameters": {"type": "dict", "required": ["symbol"], "properties": {
+    "parameters": {"type": "object", "required": ["symbol"], "properties": {
         "symbol": {"type": "string", "description": "Stock symbol."},
-        "price": {"type": "float", "description": "Limit price."},
-        "legs": {"type": "array", "items": {"type": "dict", "properties": {
-            "qty": {"type": "integer"}, "weights": {"type": "tuple", "items": {"type": "float"}}}}},
-        "extra": {"type": "any"}}},
-    "response": {"type": "dict", "properties": {"order_id": {"type": "integer"}}},
+        "price": {"type": "number", "description": "Limit price."},
+        "legs": {"type": "array", "items": {"type": "object", "properties": {
+            "qty": {"type": "integer"},
+            "weights": {"type": "array", "items": {"type": "number"}}}}},
+        "extra": {"type": "string"}}},
+    "response": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
 }
+"""A tool as cases carry it: canonical JSON schema (BFCL's docs are converted at normalization)."""
 
 
-def test_bfcl_types_become_json_schema_types():
+def test_tools_pass_through_unconverted():
     tool = openai_tool(DOC, keep_response=True)
-    assert tool["type"] == "function"
-    params = tool["function"]["parameters"]
-    assert params["type"] == "object"
-    props = params["properties"]
-    assert props["price"]["type"] == "number" and props["extra"]["type"] == "string"
-    leg = props["legs"]["items"]
-    assert leg["type"] == "object" and leg["properties"]["weights"] == {
-        "type": "array", "items": {"type": "number"}}
-    assert tool["function"]["response"]["type"] == "object"
-    assert DOC["parameters"]["type"] == "dict"
+    assert tool == {"type": "function", "function": DOC}
+    assert list(openai_tool(DOC, keep_response=False)["function"]) == [
+        "name", "description", "parameters"]
+    assert "response" in DOC
 
 
 def test_response_schema_is_dropped_by_default():

@@ -7,9 +7,14 @@ from collections import Counter
 
 import pytest
 
-from toolcalib.benchmarks.bfcl import load_cases
-from toolcalib.benchmarks.bfcl_normalize import normalize_multi_turn, normalize_single_turn
-from toolcalib.benchmarks.bfcl_release import MISS_FUNC_MESSAGE
+from toolcalib.benchmarks.bfcl.normalize import (
+    GORILLA_TO_OPENAPI,
+    canonical_doc,
+    normalize_multi_turn,
+    normalize_single_turn,
+)
+from toolcalib.benchmarks.bfcl.plugin import load_cases
+from toolcalib.benchmarks.bfcl.release import MISS_FUNC_MESSAGE
 from toolcalib.jsonio import InputError
 
 EXPECTED = {
@@ -145,3 +150,49 @@ def test_source_order_survives_the_round_trip(bfcl_release, tmp_path):
         if doc["name"] in docs:
             assert list(doc["parameters"]["properties"]) == list(
                 docs[doc["name"]]["parameters"]["properties"])
+
+
+def test_function_docs_become_canonical_json_schema_once():
+    """BFCL's own type mapping, on `parameters` and `response`, nested schemas included; key
+    order kept; the raw doc untouched; a canonical doc is its own canonical form."""
+    raw = {"name": "place_order", "description": "d",
+           "parameters": {"type": "dict", "required": ["symbol"], "properties": {
+               "symbol": {"type": "string"}, "price": {"type": "float"},
+               "legs": {"type": "array", "items": {"type": "dict", "properties": {
+                   "weights": {"type": "tuple", "items": {"type": "float"}}}}},
+               "extra": {"type": "any"}, "odd": {"type": "Frobnicator"},
+               "type": {"type": "string", "enum": ["a"]}}},
+           "response": {"type": "dict", "properties": {"order_id": {"type": "integer"}}}}
+    before = json.dumps(raw)
+    doc = canonical_doc(raw)
+    assert json.dumps(raw) == before and list(doc) == list(raw)
+    props = doc["parameters"]["properties"]
+    assert doc["parameters"]["type"] == "object" and list(props) == list(
+        raw["parameters"]["properties"])
+    assert [props[k]["type"] for k in ("symbol", "price", "extra", "odd")] == [
+        "string", "number", "string", "string"]
+    assert props["type"] == {"type": "string", "enum": ["a"]}
+    assert props["legs"]["items"] == {"type": "object", "properties": {
+        "weights": {"type": "array", "items": {"type": "number"}}}}
+    assert doc["response"]["type"] == "object"
+    assert canonical_doc(doc) == doc
+
+
+def test_cases_carry_only_json_schema_types(all_cases):
+    allowed = set(GORILLA_TO_OPENAPI.values())
+
+    def types(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "type" and isinstance(value, str):
+                    yield value
+                yield from types(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from types(item)
+
+    for cases in all_cases.values():
+        for case in cases:
+            docs = [*case.tools, *(doc for turn in case.turns for doc in turn.tools_added)]
+            assert set(types([d["parameters"] for d in docs])) <= allowed, case.id
+            assert set(types([d.get("response", {}) for d in docs])) <= allowed, case.id

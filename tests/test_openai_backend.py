@@ -33,12 +33,13 @@ from toolcalib.store import ResponseStore, StoredBackend
 SECRET = "sk-test-0123456789-do-not-leak"
 KEY_ENV = "TOOLCALIB_TEST_API_KEY"
 WEATHER = {"name": "weather.get", "description": "Current weather in a city.",
-           "parameters": {"type": "dict", "required": ["city"], "properties": {
+           "parameters": {"type": "object", "required": ["city"], "properties": {
                "city": {"type": "string", "description": "City name."},
-               "days": {"type": "float", "description": "Days ahead."},
-               "where": {"type": "tuple", "items": {"type": "float"}},
-               "extra": {"type": "any", "description": "Anything."}}},
-           "response": {"type": "dict", "properties": {"temp": {"type": "float"}}}}
+               "days": {"type": "number", "description": "Days ahead."},
+               "where": {"type": "array", "items": {"type": "number"}},
+               "extra": {"type": "string", "description": "Anything."}}},
+           "response": {"type": "object", "properties": {"temp": {"type": "number"}}}}
+"""A tool as cases carry it: canonical JSON schema (BFCL's docs are converted at normalization)."""
 FORCE_WEATHER = {"tool_choice": {"type": "function", "function": {"name": "weather_get"}}}
 
 
@@ -50,15 +51,13 @@ def backend(base_url: str, **options) -> OpenAIBackend:
     return made
 
 
-def test_bfcl_tools_become_openai_function_schemas():
+def test_tools_become_openai_functions_unconverted():
     tool = convert_tool(WEATHER)
     assert tool == {"type": "function", "function": {
         "name": "weather_get", "description": "Current weather in a city.",
-        "parameters": {"type": "object", "required": ["city"], "properties": {
-            "city": {"type": "string", "description": "City name."},
-            "days": {"type": "number", "description": "Days ahead."},
-            "where": {"type": "array", "items": {"type": "number"}},
-            "extra": {"description": "Anything."}}}}}
+        "parameters": WEATHER["parameters"]}}
+    assert convert_tool({"name": "f"})["function"] == {
+        "name": "f", "description": "", "parameters": {"type": "object", "properties": {}}}
 
 
 def test_messages_get_positional_call_ids_and_string_content():

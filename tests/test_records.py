@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.test_classify_paper import make_trajectory
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.classify.base import DATA_DIR, packaged_yaml
 from toolcalib.jsonio import InputError, dumps, parse_line, read_records, write_jsonl
 from toolcalib.records import (

@@ -14,21 +14,13 @@ import pytest
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.replay import (
+    GROUPS,
     INFERENCE_ERROR,
     ReplayBackend,
     fc_emission,
     result_path,
 )
-from toolcalib.benchmarks.bfcl import load_cases
-from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.config import ModelSpec
-from toolcalib.execute.calls import render_call
-from toolcalib.execute.textcalls import decode_emission
-from toolcalib.generate import run_case, run_cases
-from toolcalib.jsonio import InputError, sha256_file
-from toolcalib.records import Case, ToolCall, Trajectory
-from toolcalib.score.gold import case_environment, gold_trace
-from toolcalib.score.multi_turn import (
+from toolcalib.benchmarks.bfcl.checker import (
     EMPTY_TURN,
     IRRELEVANCE_CALL,
     RESPONSE_MISMATCH,
@@ -36,6 +28,15 @@ from toolcalib.score.multi_turn import (
     Score,
     score_case,
 )
+from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
+from toolcalib.benchmarks.bfcl.plugin import load_cases
+from toolcalib.benchmarks.bfcl.release import BfclRelease
+from toolcalib.config import ModelSpec
+from toolcalib.execute.calls import render_call
+from toolcalib.execute.textcalls import decode_emission
+from toolcalib.generate import run_case, run_cases
+from toolcalib.jsonio import InputError, sha256_file
+from toolcalib.records import Case, ToolCall, Trajectory
 from toolcalib.variants import get_variant
 
 DATA = Path(__file__).parent / "data" / "replay"
@@ -317,3 +318,12 @@ def test_bad_options_and_layouts_fail_at_construction(tmp_path):
 if __name__ == "__main__":
     from tests.conftest import BFCL_FILE, ROOT
     write_fixtures(BfclRelease(ROOT / "results" / "raw" / "bfcl" / BFCL_FILE), DATA)
+
+
+def test_result_groups_are_the_bfcl_plugins_categories():
+    """The replay backend knows BFCL's result layout without importing BFCL's package."""
+    from toolcalib.benchmarks import get_benchmark
+    from toolcalib.benchmarks.bfcl.normalize import MULTI_TURN
+
+    assert tuple(GROUPS) == get_benchmark("bfcl").categories
+    assert tuple(c for c, group in GROUPS.items() if group == "multi_turn") == MULTI_TURN

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.jsonio import write_jsonl
 from toolcalib.store import FILE
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from toolcalib.backends.base import Request
-from toolcalib.benchmarks.bfcl import load_cases
+from toolcalib.benchmarks.bfcl.checker import score_case
+from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
+from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.trajectory import classify_trajectory
 from toolcalib.generate import run_case
 from toolcalib.jsonio import dumps, parse_line
 from toolcalib.probes import ProbeContext, sri_message, unsupported
 from toolcalib.records import Case, Emission, ToolCall
-from toolcalib.score.gold import case_environment, gold_trace
-from toolcalib.score.multi_turn import score_case
 from toolcalib.variants import PERMISSION_PROMPT, get_variant
 
 

@@ -20,6 +20,19 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ReleaseConfig(StrictModel):
+    """The fields every `benchmarks.<name>` config section shares: the pinned release wheel,
+    fetched by name and checked by hash (`fetch`). A benchmark's config model extends it with
+    its `categories` (the ones it knows) and options of its own."""
+
+    package: str
+    """The package the release wheel is fetched as (`fetch`), e.g. `bfcl-eval`."""
+    version: str
+    file: str = Field(pattern=r"^[^/]+\.whl$")
+    """The wheel's file name under `results/raw/<benchmark>/`."""
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class ModelSpec(StrictModel):
     name: str = Field(pattern=NAME_PATTERN)
     backend: str

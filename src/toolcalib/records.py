@@ -107,7 +107,10 @@ class Case(Record, kw_only=True):
     turns: list[Turn]
     tools_json: msgspec.Raw = msgspec.field(name="tools")
     """Function docs visible from the first turn on (JSON key `tools`), as JSON text: a list of
-    objects, checked when `tools` decodes it (see `docs_json`)."""
+    objects, checked when `tools` decodes it (see `docs_json`). Every benchmark writes them in
+    one canonical form, `{name, description, parameters}` with `parameters` a JSON schema (and
+    extra members a backend may drop, e.g. BFCL's `response`): backends convert no benchmark's
+    tools."""
     environment: dict[str, Any] = {}
     gold_action: GoldClass
     gold_turn: int
@@ -253,8 +256,8 @@ class GoldTurn(Record, kw_only=True):
 
 
 class GoldTrace(Record, kw_only=True):
-    """A multi-turn case's ground truth executed once (`score.gold.gold_trace`), as the checker
-    reads it (`turn`, `has_turns`)."""
+    """A multi-turn case's ground truth executed once (`benchmarks.bfcl.gold.gold_trace`), as
+    the checker reads it (`turn`, `has_turns`)."""
 
     case_id: str
     category: str

@@ -1,6 +1,7 @@
-"""What a local chat model sees: tool docs in OpenAI form and our messages in the chat
-template's form, in `native` mode (the template renders the tools) or `prompt` mode (the tools
-are described in a fixed, versioned system prompt, for templates without tool support).
+"""What a local chat model sees: the case's tools (canonical JSON schema, as every benchmark's
+cases carry them) in OpenAI form and our messages in the chat template's form, in `native` mode
+(the template renders the tools) or `prompt` mode (the tools are described in a fixed, versioned
+system prompt, for templates without tool support).
 
 Assistant messages are rendered as the raw text the model emitted (calls included, in the model's
 own syntax), as BFCL's own local-model handlers do: the model sees exactly what it said, and a
@@ -11,23 +12,12 @@ written as `<tool_call>` blocks (prompt).
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, Literal
 
 from toolcalib.records import Message
 
 ToolsMode = Literal["native", "prompt"]
-
-BFCL_TO_JSON_SCHEMA = {
-    "integer": "integer", "number": "number", "float": "number", "string": "string",
-    "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array", "dict": "object",
-    "object": "object", "tuple": "array", "any": "string", "byte": "integer",
-    "short": "integer", "long": "integer", "double": "number", "char": "string",
-    "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object",
-    "Queue": "array", "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer",
-}
-"""BFCL's own GORILLA_TO_OPENAPI mapping (bfcl_eval/constants/type_mappings.py)."""
 
 PROMPT_VERSION = "tools-prompt-v1"
 TOOLS_PROMPT = (
@@ -43,33 +33,12 @@ present tools the same way. Changing it means a new PROMPT_VERSION (it enters th
 
 
 def openai_tool(doc: dict[str, Any], keep_response: bool) -> dict[str, Any]:
-    """A BFCL function doc as an OpenAI tool: BFCL types mapped to JSON-schema types (unknown
-    ones become "string", as BFCL does); the non-standard `response` schema kept or dropped."""
-    function = copy.deepcopy(doc)
+    """A case's function doc (canonical JSON schema) as an OpenAI tool, the non-standard
+    `response` schema kept or dropped."""
+    function = dict(doc)
     if not keep_response:
         function.pop("response", None)
-    for key in ("parameters", "response"):
-        if key in function:
-            function[key] = _schema(function[key])
     return {"type": "function", "function": function}
-
-
-def _schema(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {}
-    for key, value in node.items():
-        if key == "type" and isinstance(value, str):
-            out[key] = BFCL_TO_JSON_SCHEMA.get(value, "string")
-        elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: _schema(prop) for name, prop in value.items()}
-        elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
-            out[key] = _schema(value)
-        else:
-            out[key] = value
-    return out
 
 
 def _call_text(name: str, arguments: dict[str, Any]) -> str:

@@ -6,8 +6,8 @@ honouring `Retry-After`. A request that finally fails is an `InfrastructureError
 400 saying the context is exceeded is a `ContextOverflow`. The API key is read from the
 environment variable named by `api_key_env` and appears in no identity, log or error text.
 
-`tools_mode`: `native` sends the tools (BFCL docs converted to OpenAI schemas; BFCL's
-non-standard `response` field dropped) and reads structured `tool_calls`; `prompt` sends no
+`tools_mode`: `native` sends the tools (the case's canonical JSON schemas as OpenAI functions;
+the non-standard `response` field dropped) and reads structured `tool_calls`; `prompt` sends no
 tools: calls are left in the text for the harness's decoder.
 """
 
@@ -31,12 +31,12 @@ from toolcalib.backends.openai_options import OpenAIOptions
 from toolcalib.config import ModelSpec
 from toolcalib.records import Emission, Message, ToolCall
 
-REQUEST_FORMAT = 1
-"""Bump when the conversion of messages or tools changes: it is part of the identity."""
-TOOL_SCHEMA = "bfcl->openai: types dict/float/tuple/any mapped, 'response' field dropped, " \
+REQUEST_FORMAT = 2
+"""Bump when the conversion of messages or tools changes: it is part of the identity (2: tools
+arrive in canonical JSON schema, converted at normalization; BFCL's `any` is now "string", as
+BFCL maps it, where format 1 left it unconstrained)."""
+TOOL_SCHEMA = "canonical JSON schema, 'response' field dropped, " \
               "names outside [A-Za-z0-9_-] replaced by '_'"
-TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array",
-         "int": "integer", "bool": "boolean", "str": "string"}
 RESERVED_PARAMS = {"model", "messages", "tools", "stream", "n"}
 CONTEXT_EXCEEDED = re.compile(r"context[ _-]?(length|window|size)|maximum context|"
                               r"exceed_context_size|too many tokens", re.IGNORECASE)
@@ -48,29 +48,9 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
 
 
-def convert_schema(schema: Any) -> Any:
-    """A BFCL parameter schema as JSON Schema: BFCL type names mapped, `any` unconstrained."""
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for key, value in schema.items():
-        if key == "type" and value == "any":
-            continue
-        if key == "type":
-            out[key] = TYPES.get(value, value)
-        elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: convert_schema(sub) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties"):
-            out[key] = convert_schema(value)
-        else:
-            out[key] = value
-    return out
-
-
 def convert_tool(doc: dict[str, Any]) -> dict[str, Any]:
     function = {"name": safe_name(doc["name"]), "description": doc.get("description", ""),
-                "parameters": convert_schema(doc.get("parameters")
-                                             or {"type": "object", "properties": {}})}
+                "parameters": doc.get("parameters") or {"type": "object", "properties": {}}}
     return {"type": "function", "function": function}
 
 

@@ -26,10 +26,10 @@ CLOSING_TEXT = "Done."
 NEUTRAL_TEXT = "Understood."
 
 PLACEHOLDERS: dict[str, Any] = {
-    "string": "placeholder", "integer": 0, "int": 0, "float": 0.0, "number": 0.0,
-    "boolean": False, "bool": False, "array": [], "list": [], "tuple": [], "dict": {},
+    "string": "placeholder", "integer": 0, "number": 0.0, "boolean": False, "array": [],
     "object": {},
 }
+"""A placeholder per JSON-schema type (cases carry tools in canonical JSON schema)."""
 
 
 def _text(text: str) -> Emission:

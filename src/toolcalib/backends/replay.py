@@ -45,7 +45,6 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
-from toolcalib.benchmarks.bfcl_normalize import CATEGORIES, MULTI_TURN
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.execute.textcalls import parse_text_calls
 from toolcalib.jsonio import InputError, sha256_file
@@ -60,11 +59,18 @@ RESULT_NAME = re.compile(rf"{VERSION_PREFIX}_(\w+?)_result\.json")
 GROUPS = {"multi_turn_base": "multi_turn", "multi_turn_long_context": "multi_turn",
           "multi_turn_miss_func": "multi_turn", "multi_turn_miss_param": "multi_turn",
           "irrelevance": "non_live", "live_irrelevance": "live"}
-"""bfcl_eval/utils.py: get_directory_structure_by_category, for the categories we run."""
+"""bfcl_eval/utils.py: get_directory_structure_by_category, for the categories we run (the
+BFCL plugin's categories: a test checks they agree)."""
 INFERENCE_ERROR = "Error during inference: "
 """bfcl_eval/_llm_response_generation.py: the `result` BFCL records when inference raised."""
 
 Format = Literal["prompt", "fc"]
+
+
+def _multi_turn(category: str) -> bool:
+    """Whether BFCL records the category's outputs per turn and step (its `multi_turn` group)."""
+    return GROUPS[category] == "multi_turn"
+
 DivergenceKind = Literal["missing_step", "unconsumed_steps", "text_calls"]
 
 
@@ -119,7 +125,7 @@ def find_result_files(model_dir: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for path in sorted(model_dir.rglob(RESULT_FILE_PATTERN)):
         match = RESULT_NAME.fullmatch(path.name)
-        if not match or match.group(1) not in CATEGORIES or not path.is_file():
+        if not match or match.group(1) not in GROUPS or not path.is_file():
             continue
         category = match.group(1)
         if category in found:
@@ -156,7 +162,7 @@ def load_result_file(path: Path, category: str, fmt: Format) -> dict[str, _Entry
                                  f"{entries[case_id].line}")
             if "result" not in line:
                 raise InputError(f"{where}: field 'result': missing")
-            turns, error = _turns(line["result"], category in MULTI_TURN, fmt, where)
+            turns, error = _turns(line["result"], _multi_turn(category), fmt, where)
             entries[case_id] = _Entry(path, number, turns, error, line.get("input_token_count"),
                                       line.get("output_token_count"))
     return entries
@@ -258,7 +264,7 @@ class ReplayBackend:
         paths = find_result_files(self.model_dir)
         if not paths:
             raise FileNotFoundError(f"model '{spec.name}': no {RESULT_FILE_PATTERN} file of "
-                                    f"{', '.join(CATEGORIES)} under {self.model_dir}")
+                                    f"{', '.join(GROUPS)} under {self.model_dir}")
         self._paths = paths
         self._files = {category: load_result_file(path, category, self.format)
                        for category, path in paths.items()}
@@ -333,7 +339,7 @@ class ReplayBackend:
                     case.id, turn, step, "text_calls",
                     "an FC text reply that our decoder reads as calls (BFCL's FC decoder "
                     "does not)"))
-        multi = case.category in MULTI_TURN
+        multi = _multi_turn(case.category)
         return emission.replace(
             input_tokens=_token(entry.input_tokens, turn, step, multi),
             output_tokens=_token(entry.output_tokens, turn, step, multi),

@@ -1,4 +1,6 @@
-"""Benchmark registry: a benchmark is one module exposing a `Benchmark` object."""
+"""Benchmark registry: a benchmark is one package, `toolcalib.benchmarks.<name>`, whose plugin
+module exposes a `Benchmark` object. Nothing outside a benchmark's package imports it, except
+through this registry (lazily)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from toolcalib.records import Case, Trajectory
 
-MODULES = {"bfcl": "toolcalib.benchmarks.bfcl", "tau2": "toolcalib.benchmarks.tau2.plugin"}
-"""Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one module + one entry."""
-CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl_config:BfclConfig",
+MODULES = {"bfcl": "toolcalib.benchmarks.bfcl.plugin", "tau2": "toolcalib.benchmarks.tau2.plugin"}
+"""Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one package + one entry
+here and one in `CONFIGS`."""
+CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl.config:BfclConfig",
            "tau2": "toolcalib.benchmarks.tau2.config:Tau2Config"}
 """Benchmark name -> the model of its `benchmarks.<name>` config section (`module:class`): the
 config schema is generated from it."""

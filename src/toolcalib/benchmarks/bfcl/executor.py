@@ -14,7 +14,7 @@ import types
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.benchmarks.bfcl_release import STATELESS_CLASSES, BfclRelease, pin_timezone
+from toolcalib.benchmarks.bfcl.release import STATELESS_CLASSES, BfclRelease, pin_timezone
 
 if TYPE_CHECKING:
     from toolcalib.records import ToolCall

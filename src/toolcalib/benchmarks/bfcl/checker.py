@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.benchmarks.bfcl_release import BfclRelease
+from toolcalib.benchmarks.bfcl.gold import case_environment
+from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.records import MODEL_OUTCOMES
-from toolcalib.score.gold import case_environment
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:

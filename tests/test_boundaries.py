@@ -1,0 +1,87 @@
+"""Benchmark plugins stay plugins: no module outside `toolcalib/benchmarks/<name>/` imports a
+benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plugins lazily),
+and no benchmark's package imports another's. Read with `ast`, imports inside functions
+included, so a lazy import cannot slip a benchmark into the core."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from toolcalib.benchmarks import MODULES
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "toolcalib"
+BENCHMARKS = PACKAGE / "benchmarks"
+NAMES = sorted({module.split(".")[2] for module in MODULES.values()})
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth (relative imports resolved), and every
+    module named as a literal to `importlib.import_module`."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = _module(path).split(".")
+                if path.name != "__init__.py":
+                    package = package[:-1]
+                base = ".".join([*package[:len(package) - node.level + 1], *filter(None, [base])])
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _benchmark_of(module: str) -> str | None:
+    """The benchmark package a module name lies in (None: the core or the registry)."""
+    parts = module.split(".")
+    if parts[:2] == ["toolcalib", "benchmarks"] and len(parts) > 2 and parts[2] in NAMES:
+        return parts[2]
+    return None
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_benchmark_is_a_package():
+    for name in NAMES:
+        assert (BENCHMARKS / name / "__init__.py").is_file(), name
+    assert not [p.name for p in BENCHMARKS.glob("*.py") if p.name != "__init__.py"]
+
+
+@pytest.mark.parametrize("path", [p for p in _sources() if _benchmark_of(_module(p)) is None],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_generic_modules_import_no_benchmark(path):
+    found = sorted(name for name in _imports(path) if _benchmark_of(name))
+    assert not found, f"{path.relative_to(SRC)} imports {found}; use the registry"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_benchmarks_do_not_import_each_other(name):
+    for path in sorted((BENCHMARKS / name).rglob("*.py")):
+        others = sorted(module for module in _imports(path)
+                        if _benchmark_of(module) not in (None, name))
+        assert not others, f"{path.relative_to(SRC)} imports {others}"
+
+
+def test_the_walk_sees_imports_at_any_depth(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from toolcalib.benchmarks.bfcl.normalize import CATEGORIES\n"
+                      "    import importlib\n"
+                      "    importlib.import_module('toolcalib.benchmarks.tau2.plugin')\n")
+    assert {_benchmark_of(m) for m in _imports(source)} >= {"bfcl", "tau2"}
