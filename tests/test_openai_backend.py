@@ -259,8 +259,9 @@ def test_prompt_mode_returns_the_raw_emission(llama_server):
 @pytest.mark.slow
 def test_native_mode_sends_calls_back_and_reads_tool_calls(llama_fc_server):
     tool = {"name": "weather.get", "description": "Current weather in a city.",
-            "parameters": {"type": "dict", "required": ["city"], "properties": {
-                "city": {"type": "string"}, "days": {"type": "float"}}}}
+            "parameters": {"type": "object", "required": ["city"], "properties": {
+                "city": {"type": "string"}, "days": {"type": "number"}}}}
+    # canonical JSON schema, as every case carries it (BFCL's types converted at normalization)
     history = [Message(role="user", content="Weather in Paris?"),
                Message(role="assistant",
                        tool_calls=[ToolCall(name="weather.get", arguments={"city": "Paris"})]),
