@@ -60,7 +60,7 @@ def conversation_of(trajectory: Any) -> list[Any]:
     messages = []
     for trace in trajectory.turns:
         for step in trace.steps:
-            if getattr(step, "dropped", False):
+            if step.dropped:
                 continue
             emission = step.emission
             calls = [ToolCall(name=c.name, arguments=c.arguments) for c in emission.tool_calls]
@@ -134,8 +134,9 @@ class Tau2:
                               "actions_matched": verdict.actions_matched,
                               "termination": trajectory.termination})
 
-    def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
-        return write_units(case, trajectory, score)
+    def units(self, case: Any, trajectory: Any, score: Any,
+              profile: Any) -> list[dict[str, Any]]:
+        return write_units(case, trajectory, score, profile)
 
     policies = POLICIES
 
