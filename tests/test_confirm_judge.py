@@ -46,7 +46,7 @@ def test_anything_else_is_unparsed(reply):
 
 def test_the_request_shows_the_rubric_version_the_call_and_the_last_ten_messages():
     rubric = load_confirm_rubric()
-    assert (rubric.version, rubric.window) == ("confirm-rubric-v1", 10)
+    assert (rubric.version, rubric.window) == ("confirm-rubric-v2", 10)
     long_result = Message(role="tool", name="get_reservation_details", content="x" * 1000)
     call_message = Message(role="assistant", tool_calls=[ToolCall(
         name="get_reservation_details", arguments={"reservation_id": "ZFA04Y"})])
@@ -55,15 +55,23 @@ def test_the_request_shows_the_rubric_version_the_call_and_the_last_ten_messages
         long_result, Message(role="assistant", content="<think>hm</think>" + ASKED),
         Message(role="user", content="Yes.")))
     system, user = rubric.messages(write)
-    assert system.role == "system" and system.content.endswith("(rubric confirm-rubric-v1)")
+    assert system.role == "system" and system.content.endswith("(rubric confirm-rubric-v2)")
     assert user.role == "user"
     assert 'cancel_reservation {"reservation_id": "ZFA04Y"}' in user.content
     lines = user.content.split("The conversation before it:\n")[1].split("\n\n")[0].splitlines()
     assert len(lines) == 10 and lines[0] == "[user] filler 3"
     assert lines[6] == ('[assistant: tool call] get_reservation_details '
                         '{"reservation_id": "ZFA04Y"}')
-    assert lines[7] == f"[tool get_reservation_details] {'x' * rubric.max_chars} ..."
+    assert lines[7] == f"[tool get_reservation_details] {'x' * rubric.tool_chars} ..."
     assert lines[8:] == [f"[assistant] {ASKED}", "[user] Yes."]
+    long_ask = "y" * 1000 + " Shall I proceed?"
+    (_, user) = rubric.messages(WriteContext(call=CANCEL, agent_text=long_ask, user_reply="Yes.",
+                                             messages=(Message(role="assistant",
+                                                               content=long_ask),)))
+    shown = user.content.split("The conversation before it:\n")[1].splitlines()[0]
+    tail = rubric.max_chars // 3
+    assert shown == (f"[assistant] {'y' * (rubric.max_chars - tail)} ... "
+                     f"{long_ask[-tail:]}") and shown.endswith("Shall I proceed?")
 
 
 class JudgeServer(ScriptedServer):
@@ -99,7 +107,7 @@ def test_the_judge_says_yes_no_or_unparsed_and_a_rerun_asks_nothing(tmp_path):
         assert [m["role"] for m in body["messages"]] == ["system", "user"]
         assert "tools" not in body and body["max_tokens"] == 3
         assert profile.confirm.unparsed == 1
-        assert "3 writes judged (confirm-rubric-v1), 1 unparseable" in profile.summary()
+        assert "3 writes judged (confirm-rubric-v2), 1 unparseable" in profile.summary()
         again = judge(server.base_url, tmp_path / "store").confirm_verdicts(writes)
         assert again == found and len(server.requests) == 3  # from the response store
 

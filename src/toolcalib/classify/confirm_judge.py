@@ -7,7 +7,10 @@ message: the write call (tool name and arguments as JSON) and the last `window` 
 before the message holding the call, oldest first, as the published method shows them. Each
 message is one line `[role] text`: an assistant message with calls as `[assistant: tool call]
 name {arguments}` (its text, if any, after them), a tool result as `[tool name] result`;
-reasoning blocks removed, each message cut to the rubric's `max_chars`. No tools.
+reasoning blocks removed. A message longer than the rubric's `max_chars` keeps its first two
+thirds and last third of them (a request for approval ends with its question), a tool result
+its first `tool_chars` (a judge needs the dialogue, not the records, and each character costs
+prompt time). No tools.
 
 The reply is read strictly (`parse_confirm_reply`): reasoning blocks and surrounding
 whitespace removed, exactly `yes` or `no` (any case, one optional full stop). Rules:
@@ -44,7 +47,8 @@ class ConfirmRubric(StrictModel):
 
     version: str
     window: int = Field(ge=1)
-    max_chars: int = Field(ge=1)
+    max_chars: int = Field(ge=3)
+    tool_chars: int = Field(ge=1)
     system: str
     user: str
 
@@ -65,7 +69,13 @@ class ConfirmRubric(StrictModel):
             head = f"[tool {message.name}]" if message.name else "[tool]"
         else:
             head = f"[{message.role}]"
-        cut = text if len(text) <= self.max_chars else text[: self.max_chars] + " ..."
+        if message.role == "tool":
+            cut = text if len(text) <= self.tool_chars else text[: self.tool_chars] + " ..."
+        elif len(text) <= self.max_chars:
+            cut = text
+        else:
+            tail = self.max_chars // 3
+            cut = f"{text[: self.max_chars - tail]} ... {text[-tail:]}"
         return f"{head} {cut}"
 
 
