@@ -29,6 +29,11 @@ SEED = 15
 WINDOW = 10
 
 
+def user_of(identity: dict[str, Any]) -> str:
+    """Who played the user: `reference`, or `<backend>:<model>` of the backend that did."""
+    return identity.get("user") or f"{identity.get('backend')}:{identity.get('model')}"
+
+
 def rows_of(wheel: str, source: str, folder: Path) -> list[dict[str, Any]]:
     tau2 = get_benchmark("tau2")
     rows = []
@@ -46,7 +51,7 @@ def rows_of(wheel: str, source: str, folder: Path) -> list[dict[str, Any]]:
                         "reference" if source.startswith("policy-") else "real"),
                         "trajectories": f"{source}/baseline/tau2/{domain}.jsonl",
                         "agent": trajectory.model,
-                        "user": (trajectory.user_identity or {}).get("name", "reference"),
+                        "user": user_of(trajectory.user_identity or {}),
                         "case_id": trajectory.case_id, "write": number, "turn": turn},
                     "messages": [builtins(m, omit_defaults=True)
                                  for m in context.messages[-WINDOW:]],
