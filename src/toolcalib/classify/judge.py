@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import Field
@@ -34,12 +34,14 @@ from pydantic import Field
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend, InfrastructureError, Request
 from toolcalib.classify.base import EmissionAction, Profile
-from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
 from toolcalib.classify.default import WORD, strip_reasoning
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
+
+if TYPE_CHECKING:
+    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
 
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]
