@@ -108,7 +108,7 @@ def evaluate(wheel: str | Path, cases: list[Case], trajectories: list[Trajectory
     actions = [row for case, trajectory in pairs for row in action_rows(trajectory, case,
                                                                         profile)]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
-             for row in TAU2.units(case, trajectory, score)]
+             for row in TAU2.units(case, trajectory, score, profile)]
     structural = {(t.model, t.variant, c.benchmark, c.category, c.id): TAU2.structural(c, t, s)
                   for (c, t), s in zip(pairs, scores, strict=True)}
     rows = case_rows(actions, score_rows(scores), gold_rows(cases), structural) + units

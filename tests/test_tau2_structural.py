@@ -9,7 +9,8 @@ import pytest
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.benchmarks.tau2.structural import structural_hit, unit_hit
-from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
+from toolcalib.classify.profiles import get_profile
+from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.verdicts import Score
 
 TAU2 = get_benchmark("tau2")
@@ -139,9 +140,14 @@ def test_the_plugin_hook_and_its_units():
     """`Tau2.structural` is the reading; every write unit carries `structural_hit`."""
     done = trajectory([said("Shall I cancel reservation X?")],
                       [said(calls=("cancel_reservation",))])
+    done = done.replace(messages=[
+        Message(role="assistant", content="Shall I cancel reservation X?"),
+        Message(role="user", content="Yes, go ahead."),
+        Message(role="assistant", tool_calls=[ToolCall(name="cancel_reservation", arguments={})]),
+        Message(role="tool", name="cancel_reservation", content="ok")])
     verdict = score([True])
     assert TAU2.structural(case("tool_call"), done, verdict) == {"tool_call": True}
-    units = TAU2.units(case("tool_call"), done, verdict)
+    units = TAU2.units(case("tool_call"), done, verdict, get_profile("default"))
     assert [u["case_id"] for u in units] == ["airline_9#write1"]
     assert all(u["structural_hit"] == u["gold_emitted"] for u in units)
     assert not hasattr(get_benchmark("bfcl"), "structural")  # BFCL: null column

@@ -175,6 +175,14 @@ def test_a_configured_judge_joins_the_classifier_validation(tiny_project: Path,
     assert "--profiles paper default judge" in command and "--store .toolcalib/store" in command
     assert '"max_new_tokens":4' in command
     assert '"model_dir":"results/models/smollm2-135m"' in command
+    assert "validate-confirm" not in dry.stdout  # no confirm corpus configured
+    with_corpus = tmp_path / "confirm.yaml"
+    with_corpus.write_text("confirm_corpus: tests/data/confirm_corpus.jsonl\n")
+    dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), str(with_corpus),
+             "-n", "-p", "--forceall", "results/metrics/confirm_validation.csv", cwd=project)
+    command = next(line for line in dry.stdout.splitlines() if "validate-confirm" in line)
+    assert "--corpus tests/data/confirm_corpus.jsonl --profiles default judge" in command
+    assert "--judge-spec" in command and "--store .toolcalib/store" in command
     dry = sh("snakemake", "--cores", "1", "--configfile", TINY, str(overlay), "--config",
              "classifier=judge", "-n", "-p", "--forceall",
              "results/runs/policy-oracle/baseline/bfcl/per_case.jsonl", cwd=project)

@@ -100,12 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")
-    p.add_argument("--corpus", required=True)
-    p.add_argument("--profiles", nargs="+", required=True)
-    p.add_argument("--judge-spec", default=None,
-                   help="JSON: the judge model, as --model-spec (profile `judge`)")
-    p.add_argument("--store", default=None, help="response store folder (profile `judge`)")
-    p.add_argument("--out-dir", required=True)
+    _validation_args(p)
+
+    p = sub.add_parser("validate-confirm",
+                       help="confirm verdicts vs the hand-labelled write contexts")
+    _validation_args(p)
 
     p = sub.add_parser("report", help="the self-contained HTML report (plots, audit anchors)")
     p.add_argument("--metrics-dir", required=True)
@@ -142,6 +141,16 @@ def _reported(exc: Exception) -> bool:
     fetch = sys.modules.get("toolcalib.fetch")
     return isinstance(exc, InputError | KeyError | FileNotFoundError | ValueError) or (
         fetch is not None and isinstance(exc, fetch.FetchError)) or hasattr(exc, "exit_status")
+
+
+def _validation_args(p: argparse.ArgumentParser) -> None:
+    """A validation stage's arguments: a corpus, profiles, the judge and where to write."""
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--profiles", nargs="+", required=True)
+    p.add_argument("--judge-spec", default=None,
+                   help="JSON: the judge model, as --model-spec (profile `judge`)")
+    p.add_argument("--store", default=None, help="response store folder (profile `judge`)")
+    p.add_argument("--out-dir", required=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,7 +66,7 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))
               for case, trajectory in pairs]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
-             for row in benchmark.units(case, trajectory, score)]
+             for row in benchmark.units(case, trajectory, score, profile)]
     reading = getattr(benchmark, "structural", None)
     structural = {} if reading is None else {
         (trajectory.model, trajectory.variant, shown.benchmark, shown.category, shown.id):

@@ -194,8 +194,13 @@ PROFILE_CODE = ["classify/paper.py", "classify/default.py", "classify/judge.py",
 """Profiles load their cue data and are registered (the judge imported) lazily: declared here
 explicitly."""
 JUDGE_CODE = ([module_file(BACKEND_MODULES[MODELS[JUDGE["model"]]["backend"]]),
-               "data/judge_rubric.yaml"] if JUDGE else [])
-"""What a stage running the judge also runs: its rubric and its (lazily loaded) backend."""
+               "data/judge_rubric.yaml", "classify/confirm_judge.py", "data/confirm_rubric.yaml"]
+              if JUDGE else [])
+"""What a stage running the judge also runs: its rubrics (emissions, τ²'s writes), its confirm
+verdict and its (lazily loaded) backend."""
+CONFIRM_CORPUS = config.get("confirm_corpus") if JUDGE else None
+"""The hand-labelled write contexts the judge's confirm verdict is validated on, beside the
+rule's (only with a judge: the rule's figures are a fast test's)."""
 CLASSIFIER_JUDGE = config["classifier"] == "judge"
 """The triples' actions come from the judge: the evaluate jobs run it."""
 JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] == "transformers"
@@ -222,6 +227,10 @@ VALIDATION = [
     "results/metrics/classifier_summary.csv",
     "results/metrics/classifier_validation.md",
 ]
+CONFIRM_VALIDATION = ([
+    "results/metrics/confirm_validation.csv",
+    "results/metrics/confirm_validation.md",
+] if CONFIRM_CORPUS else [])
 MANIFEST = "results/manifest.json"
 REPORT = ["results/report/index.html", "results/report/summary.md"]
 
@@ -231,4 +240,4 @@ def release_files():
 
 
 def final_targets():
-    return [*METRICS, *VALIDATION, *REPORT, MANIFEST]
+    return [*METRICS, *VALIDATION, *CONFIRM_VALIDATION, *REPORT, MANIFEST]

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from toolcalib.classify.base import Profile
     from toolcalib.records import Case, Trajectory
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl.plugin", "tau2": "toolcalib.benchmarks.tau2.plugin"}
@@ -44,8 +45,10 @@ class Benchmark(Protocol):
         """The conversation factory (`generate.Loop`) for this benchmark's config section
         (`options`) and the backend playing a simulated user (None without one)."""
 
-    def units(self, case: Case, trajectory: Trajectory, score: Any) -> list[dict[str, Any]]:
-        """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`)."""
+    def units(self, case: Case, trajectory: Trajectory, score: Any,
+              profile: Profile) -> list[dict[str, Any]]:
+        """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`, its
+        verdict `profile`'s: `Profile.confirm_verdicts`)."""
 
     # Optional: `structural(case, trajectory, score) -> {gold class: bool | None}`, the
     # published method's structural reading of each of the case's gold classes (`case` with

@@ -12,6 +12,7 @@ import yaml
 from toolcalib.records import ACTION_CLASSES, ActionClass
 
 if TYPE_CHECKING:
+    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
     from toolcalib.records import Emission
 
 MALFORMED_PREFIX = "malformed:"
@@ -52,6 +53,13 @@ class Profile(ABC):
         """Called with the emissions about to be classified one by one: a profile that asks a
         model sends their requests here in batches; rule profiles have nothing to do."""
         return None
+
+    def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
+        """Was each write confirmed? Rule profiles: the rule-based verdict
+        (`classify.confirm`); the judge profile asks its model."""
+        from toolcalib.classify.confirm import rule_verdict
+
+        return [rule_verdict(context) for context in contexts]
 
     def summary(self) -> str | None:
         """What the profile did, for a stage's log (rule profiles: nothing to tell)."""

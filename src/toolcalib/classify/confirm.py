@@ -16,6 +16,11 @@ fails names the verdict's rule):
 
 Otherwise the verdict is `default:confirm:ok`, evidence the agent's confirm sentence.
 
+A benchmark hands each write to its run's profile as a `WriteContext`: the call, the
+conversation before it, and the two texts the rule reads. Every rule profile gives the rule's
+verdict (`Profile.confirm_verdicts`); the `judge` profile asks its model instead
+(`classify.confirm_judge`).
+
 Key values. With `key_args`, the candidates (below) named by one of them, every one required.
 Without, every argument is read, lists and nested objects flattened (a value's name is the
 innermost argument or field name holding it): strings of 3 or more characters (stripped) and
@@ -41,7 +46,7 @@ from toolcalib.classify.default import strip_reasoning
 from toolcalib.classify.profiles import get_profile
 
 if TYPE_CHECKING:
-    from toolcalib.records import ToolCall
+    from toolcalib.records import Message, ToolCall
 
 ACTOR_ARGS = frozenset({"user_id"})
 """Argument names whose values are never required by default (who acts, not what is done)."""
@@ -74,6 +79,23 @@ class ConfirmVerdict:
     confirmed: bool
     rule: str
     evidence: str
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """One write call and what came before it: `messages`, the conversation before the
+    message holding the call (the agent's system prompt excluded), oldest first; `agent_text`
+    and `user_reply`, the texts the rule verdict reads (`confirm_verdict`)."""
+
+    call: ToolCall
+    messages: tuple[Message, ...]
+    agent_text: str | None
+    user_reply: str | None
+
+
+def rule_verdict(context: WriteContext) -> ConfirmVerdict:
+    """The rule-based verdict (`confirm_verdict`) on one write's context."""
+    return confirm_verdict(context.agent_text, context.user_reply, context.call)
 
 
 def approves(user_text: str | None) -> bool:

@@ -15,6 +15,9 @@ the reply as evidence: never guessed from the words. A judged emission's rule is
 label: `JudgeUnavailable` is raised, nothing is stored for it, and a rerun asks again.
 
 Requests go through the response store like any generation, so a rerun makes no judge calls.
+
+Write calls (τ²'s) get the judge's confirm verdict, from the conversation before each, with
+its own versioned rubric (`classify.confirm_judge`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import Field
@@ -36,6 +39,9 @@ from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
+
+if TYPE_CHECKING:
+    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
 
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]
@@ -99,6 +105,16 @@ class JudgeProfile(Profile):
         self.verdicts: dict[str, EmissionAction] = {}
         """Judged visible text -> action (a text is asked about once per run)."""
         self.unparsed = 0
+        self.confirm: Any = None
+        """The `ConfirmJudge`, made at the first write asked about."""
+
+    def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
+        """The judge's verdict on each write (`classify.confirm_judge`)."""
+        if self.confirm is None:
+            from toolcalib.classify.confirm_judge import ConfirmJudge
+
+            self.confirm = ConfirmJudge(self.backend, self.batch_size)
+        return self.confirm.judge(contexts)
 
     def question(self, emission: Emission) -> str | None:
         """The text the judge is asked about, or None when the rules decide."""
@@ -148,8 +164,10 @@ class JudgeProfile(Profile):
         if isinstance(self.backend, StoredBackend):
             counts = (f"{self.backend.misses} judge calls, {self.backend.hits} answers from the "
                       f"store, ")
+        writes = f"; {self.confirm.summary()}" if self.confirm is not None else ""
         return (f"judge '{self.backend.name}' ({self.rubric.version}): {len(self.verdicts)} "
-                f"texts judged, {counts}{self.unparsed} unparseable replies (classed other)")
+                f"texts judged, {counts}{self.unparsed} unparseable replies (classed other)"
+                f"{writes}")
 
 
 def make_judge(spec: ModelSpec, store: str) -> JudgeProfile:

@@ -23,7 +23,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import polars as pl
 from pydantic import Field, ValidationError, model_validator
@@ -32,6 +32,8 @@ from toolcalib.classify.base import Profile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import StrictModel
 from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, ToolCall
+
+Row = TypeVar("Row", bound="StrictModel")
 
 NO_CLASS = "none"
 """The prediction recorded when a profile gives no class."""
@@ -114,12 +116,18 @@ class CorpusRow(StrictModel):
 
 def load_corpus(path: str | Path) -> list[CorpusRow]:
     """The rows of a corpus file; a bad line is an error naming its line; ids are unique."""
-    rows: list[CorpusRow] = []
+    return load_rows(path, CorpusRow)
+
+
+def load_rows(path: str | Path, model: type[Row]) -> list[Row]:
+    """The rows of a labelled JSONL corpus as `model` (a pydantic model with an `id`): a bad
+    line is an error naming its line; ids are unique; an empty corpus is an error."""
+    rows: list[Row] = []
     for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rows.append(CorpusRow.model_validate(json.loads(line)))
+            rows.append(model.model_validate(json.loads(line)))
         except (ValueError, ValidationError) as exc:
             raise ValueError(f"{path}:{number}: {exc}") from None
     duplicates = sorted(key for key, count in Counter(r.id for r in rows).items() if count > 1)

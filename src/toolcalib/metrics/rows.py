@@ -26,6 +26,16 @@ ACC_WITHOUT_GOLD = "acc_without_gold"
 GOLD_WITHOUT_ACC = "gold_without_acc"
 """Bound direction GAR > Acc: the gold class was emitted, yet the case failed."""
 
+
+def bound_of(scored: bool, passed: bool | None, gold_emitted: bool) -> str | None:
+    """A per-case row's `bound`: which bound a scored row violates, if any (every per-case
+    row, a benchmark's units included, takes it from here)."""
+    if scored and passed and not gold_emitted:
+        return ACC_WITHOUT_GOLD
+    if scored and not passed and gold_emitted:
+        return GOLD_WITHOUT_ACC
+    return None
+
 CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitted",
                 "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
                 "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
@@ -173,11 +183,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
               structural_hit: bool | None) -> dict[str, Any]:
     emitted_list, gold = sorted(case["classes"]), case["gold"]
     gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
-    bound = None
-    if scored and passed and not gold_emitted:
-        bound = ACC_WITHOUT_GOLD
-    elif scored and not passed and gold_emitted:
-        bound = GOLD_WITHOUT_ACC
+    bound = bound_of(scored, passed, gold_emitted)
     return {  # CASE_COLUMNS
         "model": case["model"],
         "variant": case["variant"],

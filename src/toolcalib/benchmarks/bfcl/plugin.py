@@ -76,7 +76,8 @@ class Bfcl:
 
         return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
 
-    def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
+    def units(self, case: Any, trajectory: Any, score: Any,
+              profile: Any) -> list[dict[str, Any]]:
         return []
 
 

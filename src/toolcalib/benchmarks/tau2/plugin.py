@@ -62,7 +62,7 @@ def conversation_of(trajectory: Any) -> list[Any]:
     messages = []
     for trace in trajectory.turns:
         for step in trace.steps:
-            if getattr(step, "dropped", False):
+            if step.dropped:
                 continue
             emission = step.emission
             calls = [ToolCall(name=c.name, arguments=c.arguments) for c in emission.tool_calls]
@@ -136,11 +136,12 @@ class Tau2:
                               "actions_matched": verdict.actions_matched,
                               "termination": trajectory.termination})
 
-    def units(self, case: Any, trajectory: Any, score: Any) -> list[dict[str, Any]]:
+    def units(self, case: Any, trajectory: Any, score: Any,
+              profile: Any) -> list[dict[str, Any]]:
         """The write units (`writes`), each with its structural reading (its confirm
         verdict)."""
         return [unit | {"structural_hit": unit_hit(unit)}
-                for unit in write_units(case, trajectory, score)]
+                for unit in write_units(case, trajectory, score, profile)]
 
     def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
         """The published structural reading of each of the case's gold classes

@@ -1,0 +1,75 @@
+"""Confirm verdicts against the hand-labelled write contexts (tests/data/confirm_corpus.jsonl):
+the metrics by hand, the corpus itself (size, sources, mix), and the rule verdict's figures on
+it, which must equal those docs/validation.md states (a change to the rule that moves them
+fails here until the document says so)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from toolcalib.classify import confirm_validation as cv
+from toolcalib.classify.confirm import ConfirmVerdict
+from toolcalib.classify.profiles import get_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "data" / "confirm_corpus.jsonl"
+DOC = ROOT / "docs" / "validation.md"
+SECTION = "## Confirm verdicts on τ²'s writes"
+
+
+def row(number: int, confirmed: bool) -> cv.ConfirmRow:
+    return cv.ConfirmRow(id=f"r{number}", source={"kind": "handwritten"}, messages=[],
+                         call={"name": "cancel_reservation"}, agent_text=None,
+                         user_reply=None, confirmed=confirmed, reason="by hand")
+
+
+def test_scores_by_hand():
+    rows = [row(1, True), row(2, True), row(3, False), row(4, False)]
+    said = [ConfirmVerdict(c, r, "") for c, r in (
+        (True, "judge:confirm:yes"), (False, "judge:confirm:unparsed"),
+        (False, "judge:confirm:no"), (True, "judge:confirm:yes"))]
+    scores = cv.confirm_scores(rows, said)
+    assert scores == {"n": 4, "accuracy": 0.5, "kappa": 0.0, "tp": 1, "fp": 1, "fn": 1,
+                      "tn": 1, "unparsed": 1}
+    perfect = cv.confirm_scores(rows, [ConfirmVerdict(r.confirmed, "x", "") for r in rows])
+    assert (perfect["accuracy"], perfect["kappa"]) == (1.0, 1.0)
+
+
+def test_bad_rows_name_their_line(tmp_path):
+    good = json.loads(CORPUS.read_text("utf-8").splitlines()[0])
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(json.dumps({**good, "messages": good["messages"] * 11}) + "\n")
+    with pytest.raises(ValueError, match=r"corpus.jsonl:1: (?s:.*)at most 10 items"):
+        cv.load_confirm_corpus(path)
+    path.write_text(json.dumps({**good, "confirmed": None}) + "\n")
+    with pytest.raises(ValueError, match="corpus.jsonl:1"):
+        cv.load_confirm_corpus(path)
+
+
+def test_the_corpus_mixes_reference_real_and_handwritten_contexts():
+    rows = cv.load_confirm_corpus(CORPUS)
+    assert len(rows) >= 150
+    kinds = Counter(r.source.kind for r in rows)
+    assert kinds["reference"] >= 60 and kinds["real"] >= 30 and kinds["handwritten"] >= 60
+    real = [r for r in rows if r.source.kind == "real"]
+    assert all(r.source.user not in (None, "reference") for r in real)  # an LLM user
+    labels = Counter(r.confirmed for r in rows)
+    assert min(labels.values()) >= 0.35 * len(rows), labels
+    assert all(r.reason.strip() for r in rows)
+    assert {r.call["name"] for r in rows} >= {
+        "cancel_pending_order", "return_delivered_order_items", "exchange_delivered_order_items",
+        "modify_pending_order_items", "modify_pending_order_address", "cancel_reservation",
+        "book_reservation", "update_reservation_flights", "update_reservation_baggages"}
+
+
+def test_the_rule_verdict_on_the_corpus_is_what_the_document_says():
+    (summary,) = cv.confirm_validation(CORPUS, [get_profile("default")])
+    line = cv.render_markdown([summary]).splitlines()[2]
+    text = DOC.read_text("utf-8")
+    assert SECTION in text
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    assert line in section.splitlines(), (line, section)
