@@ -146,7 +146,7 @@ def test_tau2_write_units_follow_the_profile_of_the_job(tau2_wheel):
     (judged,) = TAU2.units(case, trajectory, score, JudgeProfile(backend))
     assert judged["emitted"] == "tool_call" and judged["bound"] == "acc_without_gold"
     verdict = {"emitted", "emission_classes", "gold_emitted", "gold_turn_class",
-               "gold_turn_hit", "gold_emitted_any_step", "bound"}
+               "gold_turn_hit", "gold_emitted_any_step", "bound", "structural_hit"}
     assert {k: v for k, v in judged.items() if k not in verdict} == {
         k: v for k, v in rule_unit.items() if k not in verdict}
     (request,) = backend.requests
