@@ -30,7 +30,7 @@ from toolcalib.audit import (
     shorten,
     truncate,
 )
-from toolcalib.metrics.rows import COUNTS, DIGITS, RATES
+from toolcalib.metrics.rows import COUNTS, DIGITS, RATES, STRUCTURAL
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 
@@ -126,7 +126,7 @@ def test_every_cell_and_metric_is_reproduced_from_its_listed_cases(run: Path) ->
     loaded = load_run(run)
     rows = cells(run)
     metrics = metrics_of(list(rows[0]))
-    assert set(metrics) == set(RATES) | set(COUNTS) and len(rows) == 12
+    assert set(metrics) == set(RATES) | {STRUCTURAL} | set(COUNTS) and len(rows) == 12
     per_case = pl.read_parquet(run / PER_CASE)
     for row in rows:
         cell = [row[k] for k in KEYS]
@@ -148,6 +148,9 @@ def test_every_cell_and_metric_is_reproduced_from_its_listed_cases(run: Path) ->
                 # the listed numerator cases are exactly those whose column is true
                 column = in_cell.filter(pl.col("scored") & pl.col(RATES[metric]))
                 assert set(numerator) == set(column["case_id"])
+            elif metric == STRUCTURAL:  # BFCL: no reading, 0 of 0
+                assert (len(numerator), len(denominator)) == (0, row[f"{metric}_n"]) == (0, 0)
+                assert report["metric"]["recomputed"]["value"] is None
             else:
                 assert len(numerator) == row[metric], (cell, metric)
                 assert len(denominator) == in_cell.height

@@ -387,3 +387,23 @@ def _audit_units(tmp_path, files):
             for call in step["calls"]][-1] == "send_certificate"  # the task's one write
     assert "airline_2#write1" in render(audit(root, *cell, "gar", case="airline_2#write1",
                                               gold="confirm"))
+
+
+def test_audit_recomputes_the_structural_reading(tmp_path):
+    """`gar_structural` is audited over its own denominator (`gar_structural_n`)."""
+    import polars as pl
+
+    from toolcalib.audit import recompute
+
+    rows = pl.DataFrame({"model": ["m"] * 3, "variant": ["v"] * 3, "benchmark": ["tau2"] * 3,
+                         "category": ["airline"] * 3, "case_id": ["a_1", "a_2", "a_3"],
+                         "gold_action": ["refuse"] * 3, "scored": [True, True, False],
+                         "structural_hit": [True, None, None]})
+    row = {"gar_structural": 1.0, "gar_structural_k": 1, "gar_structural_n": 1,
+           "gar_structural_lo": 0.206543, "gar_structural_hi": 1.0}
+    got = recompute(rows, ("m", "v", "tau2", "airline"), "gar_structural", row, "refuse")
+    assert got["matches"], got["problems"]
+    assert (got["numerator_cases"], got["denominator_cases"]) == (["a_1"], ["a_1"])
+    bad = recompute(rows, ("m", "v", "tau2", "airline"), "gar_structural",
+                    row | {"gar_structural_n": 2}, "refuse")
+    assert not bad["matches"] and "recomputed n 1 != table 2" in bad["problems"][0]

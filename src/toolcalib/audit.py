@@ -27,7 +27,7 @@ import yaml
 
 from toolcalib.jsonio import InputError, builtins, parse_line, sha256_file
 from toolcalib.manifest import machine
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES, STRUCTURAL
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.metrics.wilson import wilson
 from toolcalib.records import Trajectory
@@ -179,8 +179,9 @@ def _key_text(cell: Sequence[str]) -> str:
 
 
 def metrics_of(columns: Sequence[str]) -> list[str]:
-    """The auditable metrics of a triples table: its rates, then its counts."""
-    rates = [rate for rate in RATES if rate in columns and f"{rate}_k" in columns]
+    """The auditable metrics of a triples table: its rates (the structural reading last),
+    then its counts."""
+    rates = [rate for rate in [*RATES, STRUCTURAL] if rate in columns and f"{rate}_k" in columns]
     return rates + [count for count in COUNT_CASES if count in columns]
 
 
@@ -246,13 +247,16 @@ def recompute(per_case: pl.DataFrame, cell: tuple[str, str, str, str], metric: s
         return sorted(picked, key=natural_key)
 
     problems: list[str] = []
-    if metric in RATES:
-        column = RATES[metric]
-        numerator, denominator = ids(_SCORED & pl.col(column)), ids(_SCORED)
+    if metric in RATES or metric == STRUCTURAL:
+        # the structural reading's denominator: the scored cases that have one (`_n`)
+        column = RATES.get(metric, "structural_hit")
+        among = _SCORED if metric in RATES else _SCORED & pl.col(column).is_not_null()
+        numerator, denominator = ids(among & pl.col(column)), ids(among)
         k, n = len(numerator), len(denominator)
         value = round(k / n, DIGITS) if n else None
         low, high = (None if x is None else round(x, DIGITS) for x in wilson(k, n))
-        table = {"value": row[metric], "k": row[f"{metric}_k"], "n": row["n"],
+        table = {"value": row[metric], "k": row[f"{metric}_k"],
+                 "n": row["n" if metric in RATES else f"{metric}_n"],
                  "lo": row[f"{metric}_lo"], "hi": row[f"{metric}_hi"]}
         mine = {"value": value, "k": k, "n": n, "lo": low, "hi": high}
         for name in ("k", "n", "value", "lo", "hi"):
@@ -260,7 +264,9 @@ def recompute(per_case: pl.DataFrame, cell: tuple[str, str, str, str], metric: s
                 problems.append(f"{metric}: recomputed {name} {mine[name]} != table "
                                 f"{table[name]} at {_key_text(cell)}")
         definition = (f"{metric} = {metric}_k / n: share of scored cases whose per-case "
-                      f"`{column}` is true")
+                      f"`{column}` is true" if metric in RATES else
+                      f"{metric} = {metric}_k / {metric}_n: share of the scored cases with a "
+                      f"`{column}` (the published structural reading) where it is true")
         return {
             "name": metric, "kind": "rate", "per_case_column": column,
             "definition": definition, "table": table, "recomputed": mine,
