@@ -15,7 +15,8 @@ class Options(StrictModel):
     tools_mode: Literal["native", "prompt"] = "native"
     max_new_tokens: int = Field(default=256, ge=1)
     batch_size: int | None = Field(default=None, ge=1)
-    dtype: Literal["bfloat16", "float32"] | None = None
+    dtype: Literal["auto", "bfloat16", "float32"] = "auto"
+    linear: Literal["float", "int8"] = "float"
     threads: int = Field(default=1, ge=1)
     keep_response: bool = False
     prefill_chunk: int = Field(default=256, ge=1)
