@@ -3,6 +3,10 @@ products on any kernel family, close to the float layer."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -59,3 +63,16 @@ def test_auto_dtype_follows_the_cpu(monkeypatch: pytest.MonkeyPatch, bf16: bool,
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
     assert hf.resolve_dtype("auto") == expected
     assert hf.resolve_dtype("float32") == "float32"
+
+
+def test_the_integer_products_are_exact_on_the_avx2_kernels_too() -> None:
+    """oneDNN capped at AVX2 (vpmaddubsw, saturating int16 pair sums): 7-bit weights keep the
+    products exact there too, so both kernel families compute the same integers."""
+    check = ("import torch; torch.manual_seed(0); "
+             "w = torch.randint(-63, 64, (256, 512), dtype=torch.int8); "
+             "q = torch.randint(-127, 128, (5, 512), dtype=torch.int8); "
+             "exact = (q.double() @ w.t().double()).long(); "
+             "print(torch.equal(torch._int_mm(q, w.t()).long(), exact))")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          env={**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"})
+    assert done.stdout.strip() == "True", done.stderr
