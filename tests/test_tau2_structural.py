@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from toolcalib.benchmarks import get_benchmark
-from toolcalib.benchmarks.tau2.structural import structural_hit, unit_hit
+from toolcalib.benchmarks.tau2.structural import structural_hit
 from toolcalib.classify.profiles import get_profile
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.verdicts import Score
@@ -130,12 +130,6 @@ def test_the_reading_follows_the_gold_the_variant_presents():
     assert structural_hit("confirm", case("confirm"), done, score([False])) is None
 
 
-def test_a_write_unit_reads_its_confirm_verdict():
-    assert unit_hit({"gold_emitted": True, "scored": True}) is True
-    assert unit_hit({"gold_emitted": False, "scored": True}) is False
-    assert unit_hit({"gold_emitted": False, "scored": False}) is None
-
-
 def test_the_plugin_hook_and_its_units():
     """`Tau2.structural` is the reading; every write unit carries `structural_hit`."""
     done = trajectory([said("Shall I cancel reservation X?")],
@@ -144,13 +138,16 @@ def test_the_plugin_hook_and_its_units():
         Message(role="assistant", content="Shall I cancel reservation X?"),
         Message(role="user", content="Yes, go ahead."),
         Message(role="assistant", tool_calls=[ToolCall(name="cancel_reservation", arguments={})]),
-        Message(role="tool", name="cancel_reservation", content="ok")])
+        Message(role="tool", name="cancel_reservation", content="ok")],
+        turns=[done.turns[0], done.turns[1].replace(user="Yes, go ahead.")])
     verdict = score([True])
     assert TAU2.structural(case("tool_call"), done, verdict) == {"tool_call": True}
     units = TAU2.units(case("tool_call"), done, verdict, get_profile("default"))
     assert [u["case_id"] for u in units] == ["airline_9#write1"]
-    assert all(u["structural_hit"] == u["gold_emitted"] for u in units)
-    assert not hasattr(get_benchmark("bfcl"), "structural")  # BFCL: null column
+    assert [(u["gold_emitted"], u["structural_hit"]) for u in units] == [(True, True)]
+    assert get_benchmark("bfcl").structural(case("tool_call"), done, verdict) == {}  # null
+    unscored = TAU2.units(case("tool_call"), done, score(scored=False), get_profile("default"))
+    assert [(u["gold_emitted"], u["structural_hit"]) for u in unscored] == [(True, None)]
 
 
 def test_every_gold_class_of_a_task_is_read():

@@ -31,7 +31,7 @@ class Evaluated(NamedTuple):
     """One category's action rows (`action_rows` dicts) and scores, the cases it covers, the
     benchmark's per-case rows beyond the cases' own (`Benchmark.units`), and its structural
     reading of each case's gold classes by `metrics.rows.CASE_KEYS` tuple
-    (`Benchmark.structural`; empty for a benchmark without one)."""
+    (`Benchmark.structural`; empty for a benchmark without one, as BFCL)."""
 
     actions: list[dict[str, Any]]
     scores: list[Score]
@@ -67,9 +67,9 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
               for case, trajectory in pairs]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
              for row in benchmark.units(case, trajectory, score, profile)]
-    reading = getattr(benchmark, "structural", None)
-    structural = {} if reading is None else {
+    structural = {
         (trajectory.model, trajectory.variant, shown.benchmark, shown.category, shown.id):
-            reading(shown, trajectory, score)
-        for shown, (_, trajectory), score in zip(presented, pairs, scores, strict=True)}
+            reading
+        for shown, (_, trajectory), score in zip(presented, pairs, scores, strict=True)
+        if (reading := benchmark.structural(shown, trajectory, score))}
     return Evaluated(actions, scores, [case for case, _ in pairs], units, structural)

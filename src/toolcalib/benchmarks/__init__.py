@@ -50,12 +50,13 @@ class Benchmark(Protocol):
         """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`, its
         verdict `profile`'s: `Profile.confirm_verdicts`)."""
 
-    # Optional: `structural(case, trajectory, score) -> {gold class: bool | None}`, the
-    # published method's structural reading of each of the case's gold classes (`case` with
-    # its gold as the trajectory's variant presents it; None: none, e.g. unscored). A
-    # benchmark without the method leaves it out and its per-case `structural_hit` is null
-    # (BFCL). τ²: refuse = no write call, tool_call = every reference action matched, ask =
-    # some `paper`-profile ask.
+    def structural(self, case: Case, trajectory: Trajectory,
+                   score: Any) -> dict[str, bool | None]:
+        """The published method's structural reading of each of the case's gold classes
+        (`case` with its gold as the trajectory's variant presents it; None: none, e.g.
+        unscored), reported beside GAR. A benchmark without the method's reading returns {}
+        and its per-case `structural_hit` is null (BFCL). τ²: refuse = no write call,
+        tool_call = every reference action matched, ask = some `paper`-profile ask."""
 
     policies: dict[str, Any]
     """Reference policies with a meaning of their own on this benchmark (`backends.policy`)."""

@@ -80,6 +80,10 @@ class Bfcl:
               profile: Any) -> list[dict[str, Any]]:
         return []
 
+    def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
+        """No reading: the published method has no structural reading of BFCL."""
+        return {}
+
 
 @cache
 def _release(source: str | Path) -> BfclRelease:

@@ -22,7 +22,7 @@ from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
-from toolcalib.benchmarks.tau2.structural import structural_hits, unit_hit
+from toolcalib.benchmarks.tau2.structural import structural_hits
 from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
 from toolcalib.benchmarks.tau2.writes import write_units
 from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
@@ -140,8 +140,7 @@ class Tau2:
               profile: Any) -> list[dict[str, Any]]:
         """The write units (`writes`), each with its structural reading (its confirm
         verdict)."""
-        return [unit | {"structural_hit": unit_hit(unit)}
-                for unit in write_units(case, trajectory, score, profile)]
+        return write_units(case, trajectory, score, profile)
 
     def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
         """The published structural reading of each of the case's gold classes

@@ -25,6 +25,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from toolcalib.benchmarks.tau2.writes import kept_steps
 from toolcalib.records import MODEL_OUTCOMES
 
 
@@ -40,8 +41,7 @@ def _paper() -> Any:
 
 def _kept(trajectory: Any) -> list[Any]:
     """The emissions that are part of the conversation (a variant's dropped ones are not)."""
-    return [step.emission for trace in trajectory.turns for step in trace.steps
-            if not step.dropped]
+    return [step.emission for _, step in kept_steps(trajectory)]
 
 
 def wrote(case: Any, trajectory: Any) -> bool:
@@ -83,7 +83,3 @@ def structural_hit(gold: str, case: Any, trajectory: Any, score: Any) -> bool | 
         return asked(trajectory)
     return None
 
-
-def unit_hit(unit: dict[str, Any]) -> bool | None:
-    """A write unit's reading: its confirm verdict (None when unscored)."""
-    return bool(unit["gold_emitted"]) if unit["scored"] else None

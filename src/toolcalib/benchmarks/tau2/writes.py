@@ -18,12 +18,22 @@ judge reads the conversation before the message holding the write instead (the t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.confirm import WriteContext
 from toolcalib.metrics.rows import bound_of
-from toolcalib.records import MODEL_OUTCOMES, Message, Trajectory
+from toolcalib.records import MODEL_OUTCOMES, Message, Step, Trajectory, TurnTrace
+
+
+def kept_steps(trajectory: Trajectory) -> Iterator[tuple[TurnTrace, Step]]:
+    """(turn, step) of every step that is part of the conversation, in order (a variant's
+    dropped replies are not)."""
+    for trace in trajectory.turns:
+        for step in trace.steps:
+            if not step.dropped:
+                yield trace, step
 
 
 def write_contexts(case: Any, trajectory: Trajectory) -> list[tuple[int, WriteContext]]:
@@ -32,30 +42,28 @@ def write_contexts(case: Any, trajectory: Trajectory) -> list[tuple[int, WriteCo
     found: list[tuple[int, WriteContext]] = []
     before = iter(_before_writes(trajectory.messages, writes))
     agent_text: str | None = None
-    for trace in trajectory.turns:
-        for step in trace.steps:
-            if step.dropped:
+    for trace, step in kept_steps(trajectory):
+        emission = step.emission
+        for call in emission.tool_calls:
+            if call.name not in writes:
                 continue
-            emission = step.emission
-            for call in emission.tool_calls:
-                if call.name not in writes:
-                    continue
-                messages = next(before, None)
-                if messages is None:
-                    raise ValueError(f"trajectory of {trajectory.case_id}: its messages hold "
-                                     "fewer write calls than its steps")
-                found.append((trace.index, WriteContext(
-                    call=call, messages=messages, agent_text=agent_text,
-                    user_reply=trace.user if agent_text else None)))
-            if not emission.tool_calls:
-                agent_text = emission.text
+            messages = next(before, None)
+            if messages is None:
+                raise ValueError(f"trajectory of {trajectory.case_id}: its messages hold "
+                                 "fewer write calls than its steps")
+            found.append((trace.index, WriteContext(
+                call=call, messages=messages, agent_text=agent_text,
+                user_reply=trace.user if agent_text else None)))
+        if not emission.tool_calls:
+            agent_text = emission.text
     return found
 
 
 def write_units(case: Any, trajectory: Trajectory, score: Any,
                 profile: Profile) -> list[dict[str, Any]]:
     """The per-case rows (`metrics.rows.CASE_COLUMNS`) of every write call of a trajectory,
-    each confirmed or not as `profile` says."""
+    each confirmed or not as `profile` says; a unit's structural reading (the published
+    method's, `structural`) is its confirm verdict, none when unscored."""
     contexts = write_contexts(case, trajectory)
     verdicts = profile.confirm_verdicts([context for _, context in contexts])
     scored = trajectory.outcome in MODEL_OUTCOMES and bool(score.scored)
@@ -87,4 +95,5 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
         "outcome": trajectory.outcome, "error_type": score.error_type,
         "bound": bound_of(scored, passed, confirmed),
         "probes_fired": 0, "unclosed_reasoning_turns": 0,
+        "structural_hit": confirmed if scored else None,
     }
