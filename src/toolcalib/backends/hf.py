@@ -19,7 +19,8 @@ other processes of the same model: none; see `hf_shared_prefixes`).
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size`,
 `prefix_cache_tokens` and `shared_prefix_dir` stay out of the identity; `prefill_chunk`, the cut
 tokens (`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may
-split work differently) and the engine's `NUMERICS` version enter it, and so does the CPU's
+split work differently), `linear` when it is `int8` (so float identities keep their
+keys) and the engine's `NUMERICS` version enter it, and so does the CPU's
 kernel capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
 differ between kernel families.
 One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
