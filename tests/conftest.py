@@ -21,7 +21,7 @@ BFCL_REQUIREMENT = "bfcl-eval==2026.3.23"
 BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 EXPENSIVE = ("llama_server", "llama_fc_server", "smollm2_gguf", "smollm2_dir", "chromium",
-             "tiny_build")
+             "tiny_build", "slurm_cluster")
 """Fixtures that build a server, fetch or convert a model, start a browser or run the real
 workflow: a test using one (directly or through another fixture) needs the `slow` marker."""
 
@@ -154,3 +154,17 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory, bfcl_wheel: Path) -> Pa
     from tests.workflow_build import build_tiny, tiny_project
 
     return build_tiny(tiny_project(tmp_path_factory.mktemp("tiny-build")), bfcl_wheel)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A real single-node SLURM cluster with accounting on 127.0.0.1 (tests/slurm_cluster.py),
+    started once per run and stopped at the end, even on failure. Needs root and Debian's
+    munge, mariadb-server, slurmdbd, slurmctld and slurmd (`.ci/run` installs them)."""
+    from tests.slurm_cluster import SlurmCluster, missing
+
+    if absent := missing():
+        pytest.fail(f"SLURM test cluster: not installed: {', '.join(absent)} (see .ci/run)")
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm")).start()
+    yield cluster
+    cluster.stop()
