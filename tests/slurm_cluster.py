@@ -5,7 +5,9 @@
 (accounting: the slurm executor plugin reads job states with `sacct`), slurmctld and one
 slurmd with this machine's CPUs and memory (`slurmd -C`). Every daemon runs in the
 foreground as a child process; `stop()` ends them in reverse order, whatever happened. The
-SLURM client commands find the cluster through `SLURM_CONF` (`env()`). Runs as root."""
+SLURM client commands find the cluster through `SLURM_CONF` (`env()`), the job steps through
+Debian's default path, linked to it while the cluster runs (`link_default_config`). Runs as
+root; every key, socket, port and folder is its own, on loopback."""
 
 from __future__ import annotations
 
