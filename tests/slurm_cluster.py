@@ -180,9 +180,9 @@ class SlurmCluster:
         """Link Debian's default config path to this cluster's: the jobstep plugin runs each
         job's `srun` with every `SLURM_*` variable but the job's identity removed, SLURM_CONF
         too, so inside a job SLURM finds its config where a real node keeps it."""
-        if DEFAULT_CONF.is_symlink() and not DEFAULT_CONF.exists():
-            DEFAULT_CONF.unlink()  # left by a cluster that was killed
-        if DEFAULT_CONF.exists() or DEFAULT_CONF.is_symlink():
+        if DEFAULT_CONF.is_symlink():
+            DEFAULT_CONF.unlink()  # left by a test cluster that was killed
+        if DEFAULT_CONF.exists():
             raise RuntimeError(f"{DEFAULT_CONF} exists: this machine has a SLURM config of "
                                "its own; the test cluster would replace it")
         DEFAULT_CONF.parent.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,9 @@ def test_the_tiny_config_through_slurm_gives_the_local_bytes(
     sh("git", "clone", "-q", str(tiny_build), str(project), cwd=tmp_path)
     place_release(project, bfcl_wheel)
     env = slurm_cluster.env()
-    done = sh("snakemake", "--profile", "workflow/profiles/slurm", "--configfile", TINY,
-              "--default-resources", f"slurm_account={ACCOUNT}",
+    # a bound: a plugin that never sees its jobs end (no accounting) waits forever
+    done = sh("timeout", "900", "snakemake", "--profile", "workflow/profiles/slurm",
+              "--configfile", TINY, "--default-resources", f"slurm_account={ACCOUNT}",
               "--slurm-init-seconds-before-status-checks", "1", cwd=project, env=env)
     assert "Nothing to be done" not in done.stderr
 
