@@ -57,7 +57,7 @@ class SlurmCluster:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.processes: list[tuple[str, subprocess.Popen]] = []
+        self.processes: list[subprocess.Popen] = []
         self.hostname = socket.gethostname()
         self.ports = {name: free_port() for name in ("mariadb", "dbd", "ctld", "slurmd")}
         self.db_password = os.urandom(12).hex()
@@ -78,10 +78,10 @@ class SlurmCluster:
         return done.stdout
 
     def spawn(self, name: str, *args: str) -> None:
-        log = self.path(f"{name}.out").open("w")
-        process = subprocess.Popen(args, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        self.processes.append((name, process))
+        with self.path(f"{name}.out").open("w") as log:
+            self.processes.append(subprocess.Popen(
+                args, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True))
 
     def start(self) -> SlurmCluster:
         try:
@@ -200,7 +200,7 @@ class SlurmCluster:
 
     def stop(self) -> None:
         """End every daemon started, newest first (SIGTERM, then SIGKILL after 20 s)."""
-        for _name, process in reversed(self.processes):
+        for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
                 try:
