@@ -1,6 +1,6 @@
 """Shared fixtures: the pinned BFCL and τ² releases (real data, verified) and BFCL's cases,
-the real servers and models (slow), and the tiny config's workflow build (slow; built once per
-run).
+the real servers and models (slow), the tiny config's workflow build (slow; built once per
+run) and a real SLURM cluster on loopback (slow; started once per run).
 
 A test that uses an expensive fixture (EXPENSIVE) must be marked `slow`: collection fails
 otherwise, so the fast tier (`-m "not slow"`) needs nothing but the pinned releases."""
@@ -21,9 +21,10 @@ BFCL_REQUIREMENT = "bfcl-eval==2026.3.23"
 BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 EXPENSIVE = ("llama_server", "llama_fc_server", "smollm2_gguf", "smollm2_dir", "chromium",
-             "tiny_build")
-"""Fixtures that build a server, fetch or convert a model, start a browser or run the real
-workflow: a test using one (directly or through another fixture) needs the `slow` marker."""
+             "tiny_build", "slurm_cluster")
+"""Fixtures that build a server, fetch or convert a model, start a browser or a cluster or run
+the real workflow: a test using one (directly or through another fixture) needs the `slow`
+marker."""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -154,3 +155,17 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory, bfcl_wheel: Path) -> Pa
     from tests.workflow_build import build_tiny, tiny_project
 
     return build_tiny(tiny_project(tmp_path_factory.mktemp("tiny-build")), bfcl_wheel)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A real single-node SLURM cluster with accounting on 127.0.0.1 (tests/slurm_cluster.py),
+    started once per run and stopped at the end, even on failure. Needs root and Debian's
+    munge, mariadb-server, slurmdbd, slurmctld and slurmd (`.ci/run` installs them)."""
+    from tests.slurm_cluster import SlurmCluster, missing
+
+    if absent := missing():
+        pytest.fail(f"SLURM test cluster: not installed: {', '.join(absent)} (see .ci/run)")
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm")).start()
+    yield cluster
+    cluster.stop()

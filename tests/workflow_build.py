@@ -18,8 +18,9 @@ BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 GITIGNORE = ".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n"
 
 
-def sh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+def sh(*args: str, cwd: Path, env: dict[str, str] | None = None
+       ) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -51,18 +52,24 @@ def tiny_project(root: Path) -> Path:
     return root
 
 
-def build_tiny(root: Path, wheel: Path) -> Path:
-    """The tiny config run by Snakemake in `root` (a `tiny_project`), then `dvc commit`ted: a
-    build both tools see as up to date.
-
-    The verified BFCL release is put in place first and recorded as the download job's output
-    (`--touch`: newer than the code, with Snakemake's metadata, so no later run downloads it
-    again); the download job itself runs in the workflow test's `dvc repro` from clean."""
+def place_release(root: Path, wheel: Path) -> None:
+    """The verified BFCL release put in place in `root` (a `tiny_project`) and recorded as the
+    download job's output (`--touch`: newer than the code, with Snakemake's metadata, so no
+    later run downloads it again)."""
     raw = root / "results" / "raw" / "bfcl"
     raw.mkdir(parents=True)
     shutil.copy(wheel, raw / BFCL_FILE)
     sh("snakemake", f"results/raw/bfcl/{BFCL_FILE}", "--cores", "1", "--configfile", TINY,
        "--touch", "--forceall", "--quiet", cwd=root)
+
+
+def build_tiny(root: Path, wheel: Path) -> Path:
+    """The tiny config run by Snakemake in `root` (a `tiny_project`), then `dvc commit`ted: a
+    build both tools see as up to date.
+
+    The release is put in place first (`place_release`); the download job itself runs in the
+    workflow test's `dvc repro` from clean."""
+    place_release(root, wheel)
     sh("snakemake", "--cores", "2", "--configfile", TINY, "--quiet", cwd=root)
     sh("toolcalib", "dvc-sync", "--configfile", TINY, cwd=root)
     sh("dvc", "init", "-q", cwd=root)
