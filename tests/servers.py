@@ -63,11 +63,12 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """`python -m llama_cpp.server` on a free loopback port; stopped by its PID."""
+    """`python -m llama_cpp.server` on a loopback port (`port`, else a free one); stopped by its
+    PID."""
 
     def __init__(self, model: Path, log: Path, chat_format: str | None = None,
-                 n_ctx: int = 4096, n_threads: int = 2):
-        self.port = free_port()
+                 n_ctx: int = 4096, n_threads: int = 2, port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.base_url = f"{self.url}/v1"
         self.log = log

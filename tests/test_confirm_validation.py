@@ -1,7 +1,9 @@
 """Confirm verdicts against the hand-labelled write contexts (tests/data/confirm_corpus.jsonl):
 the metrics by hand, the corpus itself (size, sources, mix), and the rule verdict's figures on
 it, which must equal those docs/validation.md states (a change to the rule that moves them
-fails here until the document says so)."""
+fails here until the document says so); the same for each stored judge run
+(tests/data/confirm_judge_*.json: its replies replayed through `ConfirmJudge`, overall and per
+source kind, beside the rule on the same rows; a changed rubric or request fails here)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.confirm import verdicts
 from toolcalib.classify import confirm_validation as cv
 from toolcalib.classify.confirm import ConfirmVerdict
+from toolcalib.classify.confirm_judge import load_confirm_rubric
 from toolcalib.classify.profiles import get_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,3 +77,41 @@ def test_the_rule_verdict_on_the_corpus_is_what_the_document_says():
     assert SECTION in text
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     assert line in section.splitlines(), (line, section)
+
+
+JUDGES = sorted((ROOT / "tests" / "data").glob("confirm_judge_*.json"))
+
+
+def test_a_judge_run_is_stored():
+    assert JUDGES, "no stored judge verdicts (tests/data/confirm_judge_*.json)"
+
+
+@pytest.mark.parametrize("path", JUDGES, ids=lambda p: p.stem)
+def test_a_judges_verdicts_on_the_corpus_are_what_the_document_says(path):
+    data = verdicts.load(path)
+    lines = verdicts.doc_lines(cv.load_confirm_corpus(CORPUS), data)
+    section = DOC.read_text("utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+    missing = [line for line in lines if line not in section.splitlines()]
+    assert not missing, missing
+    assert data["label"] in section
+
+
+def test_stored_replies_go_through_the_judges_parser_and_must_match_the_request(tmp_path):
+    rows = cv.load_confirm_corpus(CORPUS)[:3]
+    rubric = load_confirm_rubric()
+    data = {"label": "x", "rubric": rubric.version, "verdicts": [
+        {"id": row.id, "request_sha256": verdicts.request_sha256(rubric.messages(row.context())),
+         "reply": reply} for row, reply in zip(rows, ["Yes.", "no", "Yes, the"], strict=True)]}
+    held, judge = verdicts.judged(rows, data)
+    said = judge.judge([row.context() for row in held])
+    assert [(v.confirmed, v.rule) for v in said] == [
+        (True, "judge:confirm:yes"), (False, "judge:confirm:no"),
+        (False, "judge:confirm:unparsed")]
+    data["verdicts"][1]["request_sha256"] = "0" * 64
+    with pytest.raises(ValueError, match=rows[1].id):
+        verdicts.judged(rows, data)
+    with pytest.raises(ValueError, match="rubric"):
+        verdicts.judged(rows, {**data, "rubric": "confirm-rubric-v1"})
+    path = tmp_path / "confirm_judge_x.json"
+    verdicts.write(path, {"label": "x", "rubric": rubric.version}, data["verdicts"])
+    assert verdicts.load(path) == data
