@@ -40,7 +40,7 @@ def test_a_converted_folder_is_refused(tmp_path):
 def test_a_real_case_through_the_store_then_a_rerun_makes_no_call(smollm2_gguf_dir,
                                                                    bfcl_release, tmp_path):
     case = load_cases(bfcl_release, "multi_turn_base")[0]
-    case = case.replace(tools_json=docs_json(case.tools[:6]), turns=case.turns[:2])
+    case = case.replace(tools_json=docs_json(case.tools[:3]), turns=case.turns[:2])
     backend = _backend(smollm2_gguf_dir, max_new_tokens=24)
     identity = backend.identity()
     assert identity["gguf_sha256"] == SMOLLM2.sha256 and identity["backend"] == "llamacpp"
@@ -68,13 +68,28 @@ def test_a_real_case_through_the_store_then_a_rerun_makes_no_call(smollm2_gguf_d
     assert again == trajectory
 
 
+def _recording(backend) -> list[tuple[int, int]]:
+    """The (first position, token count) of every forward `backend` runs from now on."""
+    forwards: list[tuple[int, int]] = []
+    llm, evaluate = backend.llm, backend.llm.eval
+
+    def record(tokens):
+        forwards.append((llm.n_tokens, len(tokens)))
+        evaluate(tokens)
+
+    llm.eval = record
+    return forwards
+
+
 @pytest.mark.slow
 def test_same_prompt_same_threads_same_bytes_whatever_ran_before(smollm2_gguf_dir,
                                                                 bfcl_release):
     """Two fresh instances, and one that first answered other prompts sharing the prompt's
-    system message (KV reused up to a cut) or extending it, give the same bytes."""
+    system message or extending it (KV reused up to a cut), give the same bytes, the reused
+    run computing exactly the fresh run's last prefill forwards (the KV before them is the same
+    bits, so are they)."""
     case = load_cases(bfcl_release, "multi_turn_base")[1]
-    tools = case.tools[:4]
+    tools = case.tools[:2]
     first = list(case.turns[0].messages)
 
     def request(*messages: Message) -> Request:
@@ -83,15 +98,23 @@ def test_same_prompt_same_threads_same_bytes_whatever_ran_before(smollm2_gguf_di
     probe = request()
     other = Request(messages=[Message(role="user", content="List the files, please.")],
                     tools=tools)
-    fresh = [_backend(smollm2_gguf_dir, max_new_tokens=32).generate_batch([probe])[0]
-             for _ in range(2)]
+    fresh = []
+    for _ in range(2):
+        backend = _backend(smollm2_gguf_dir, max_new_tokens=16)
+        forwards = _recording(backend)
+        fresh.append(backend.generate_batch([probe])[0])
     assert fresh[0] == fresh[1] and isinstance(fresh[0], Emission)
+    prompt_length = fresh[0].input_tokens
+    prefill = [f for f in forwards if f[0] < prompt_length]
     followup = request(Message(role="assistant", content=fresh[0].text),
                        Message(role="user", content="Thanks. Now go up one folder."))
-    backend = _backend(smollm2_gguf_dir, max_new_tokens=32)
-    answers = backend.generate_batch([other, probe, followup, probe])
+    backend = _backend(smollm2_gguf_dir, max_new_tokens=16)
+    answers = backend.generate_batch([other, probe, followup])
+    forwards = _recording(backend)
+    assert backend.generate_batch([probe]) == [fresh[0]] and answers[1] == fresh[0]
     assert backend.stats["reused_tokens"] > 0
-    assert answers[1] == answers[3] == fresh[0]
+    reused = [f for f in forwards if f[0] < prompt_length]
+    assert 0 < len(reused) < len(prefill) and reused == prefill[-len(reused):]
 
 
 @pytest.mark.slow
