@@ -79,6 +79,7 @@ class LlamaCppBackend:
             n_threads_batch=options.threads, flash_attn=options.flash_attn, seed=SEED,
             verbose=False)
         self.window = self.llm.context_params.n_ctx  # llama.cpp may allocate a bit more
+        self.chunk = self.llm.n_batch  # `n_batch`, or the window if smaller
         if self.window > self.llm._model.n_ctx_train():
             raise ValueError(f"model '{name}': context_window {self.window} exceeds the GGUF's "
                              f"trained context of {self.llm._model.n_ctx_train()}")
@@ -98,7 +99,7 @@ class LlamaCppBackend:
                 "tools_mode": o.tools_mode,
                 "prompt_version": PROMPT_VERSION if o.tools_mode == "prompt" else None,
                 "keep_response": o.keep_response, "max_new_tokens": o.max_new_tokens,
-                "decoding": "greedy", "threads": o.threads, "n_batch": o.n_batch,
+                "decoding": "greedy", "threads": o.threads, "n_batch": self.chunk,
                 "flash_attn": o.flash_attn, "kv_cache": KV_CACHE,
                 "prefill_cuts": self.tokenizer.convert_ids_to_tokens(sorted(self.cut_ids)),
                 "context_window": self.window, "cpu_capability": cpu_features(),
@@ -140,7 +141,7 @@ class LlamaCppBackend:
     def _generate(self, prompt: list[int]) -> tuple[list[int], bool]:
         """Greedy tokens after `prompt` (the stop token included) and whether one stopped it."""
         llm, s = self.llm, self.stats
-        cuts = chunk_cuts(prompt, self.options.n_batch, self.cut_ids)
+        cuts = chunk_cuts(prompt, self.chunk, self.cut_ids)
         shared = min(common_prefix(self.held, prompt), len(prompt) - 1)
         keep = max(c for c in cuts if c <= shared and (c == 0 or c in self.held_cuts))
         started = time.perf_counter()
