@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BFCL_REQUIREMENT = "bfcl-eval==2026.3.23"
 BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
-EXPENSIVE = ("llama_server", "llama_fc_server", "smollm2_gguf", "smollm2_dir", "chromium",
-             "tiny_build", "slurm_cluster")
+EXPENSIVE = ("llama_server", "llama_fc_server", "smollm2_gguf", "smollm2_dir",
+             "smollm2_gguf_dir", "chromium", "tiny_build", "slurm_cluster")
 """Fixtures that build a server, fetch or convert a model, start a browser or a cluster or run
 the real workflow: a test using one (directly or through another fixture) needs the `slow`
 marker."""
@@ -137,6 +137,16 @@ def smollm2_dir(request: pytest.FixtureRequest) -> Path:
     from .models import converted_model
 
     return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf_dir(request: pytest.FixtureRequest) -> Path:
+    """SmolLM2-135M's GGUF form (the `llamacpp` backend's folder: verified GGUF and tokenizer),
+    built once like `smollm2_dir`."""
+    from .models import converted_model
+
+    return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"),
+                           keep_gguf=True)
 
 
 @pytest.fixture(scope="session")

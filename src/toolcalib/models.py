@@ -3,7 +3,9 @@ assembled and verified by sha256, then converted once into a folder that loads o
 
 The converted folder holds the dequantized weights (safetensors), the tokenizer with the GGUF's
 chat template, and `toolcalib-model.json` (a `ModelManifest`): the GGUF's sha256, every file's
-sha256, the packages and the library versions that did the conversion.
+sha256, the packages and the library versions that did the conversion. For llama.cpp
+(`keep_gguf`) the folder holds the verified GGUF itself in place of converted weights (manifest
+dtype `gguf`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from toolcalib.jsonio import sha256_file, write_json
 
 MANIFEST = "toolcalib-model.json"
 MANIFEST_FORMAT = 1
+GGUF_DTYPE = "gguf"
+"""`ModelManifest.dtype` of a folder that keeps the GGUF as it is (for llama.cpp)."""
 SHA256 = r"^[0-9a-f]{64}$"
 
 
@@ -85,9 +89,10 @@ SOURCES: dict[str, ModelSource] = {
 """The verified sources of /work/shared/SOURCES.md (sizes 98,362,432 and 491,400,064 bytes)."""
 
 
-def fetch_model(source: ModelSource, out_dir: str | Path) -> Path:
-    """Fetch, verify and convert `source` into `out_dir`, which appears complete or not at all
-    (built in a scratch folder beside it, then renamed)."""
+def fetch_model(source: ModelSource, out_dir: str | Path, keep_gguf: bool = False) -> Path:
+    """Fetch, verify and convert `source` into `out_dir` (or, `keep_gguf`, put the GGUF
+    there beside its tokenizer), which appears complete or not at all (built in a scratch
+    folder beside it, then renamed)."""
     out = Path(out_dir)
     if out.exists():
         if any(out.iterdir()):
@@ -98,7 +103,7 @@ def fetch_model(source: ModelSource, out_dir: str | Path) -> Path:
     try:
         gguf = assemble_gguf(source, scratch)
         folder = scratch / "model"
-        convert(gguf, folder, source)
+        convert(gguf, folder, source, keep_gguf)
         folder.rename(out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -130,22 +135,29 @@ def assemble_gguf(source: ModelSource, scratch: Path) -> Path:
     return gguf
 
 
-def convert(gguf: Path, folder: Path, source: ModelSource) -> None:
-    """Dequantize the GGUF with transformers and save weights, tokenizer and manifest."""
+def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = False) -> None:
+    """Dequantize the GGUF with transformers (or, `keep_gguf`, move it into `folder` as it
+    is) and save weights, tokenizer and manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
-    model = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, dtype=getattr(torch, source.dtype),
-        quantization_config=GgufConfig(dequantize=True), **offline)
-    model.save_pretrained(folder)
+    gguf_bytes = gguf.stat().st_size
+    if keep_gguf:
+        folder.mkdir()
+        gguf.rename(folder / gguf.name)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, dtype=getattr(torch, source.dtype),
+            quantization_config=GgufConfig(dequantize=True), **offline)
+        model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     manifest = ModelManifest(
-        gguf_file=source.gguf_file, gguf_sha256=source.sha256, gguf_bytes=gguf.stat().st_size,
-        packages=source.packages, members=source.members(), dtype=source.dtype,
+        gguf_file=source.gguf_file, gguf_sha256=source.sha256, gguf_bytes=gguf_bytes,
+        packages=source.packages, members=source.members(),
+        dtype=GGUF_DTYPE if keep_gguf else source.dtype,
         files={p.name: sha256_file(p) for p in sorted(folder.iterdir())},
         versions={name: version(name) for name in ("transformers", "torch", "gguf")})
     write_json(folder / MANIFEST, manifest)

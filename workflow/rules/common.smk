@@ -96,7 +96,7 @@ def user_model_dir(wildcards):
 
 def generate_threads(wildcards):
     """A local model job claims `LOCAL_MODEL_THREADS`; everything else needs one thread."""
-    return LOCAL_MODEL_THREADS if MODELS[wildcards.model]["backend"] == "transformers" else 1
+    return LOCAL_MODEL_THREADS if MODELS[wildcards.model]["backend"] in LOCAL_BACKENDS else 1
 
 
 def generate_job_priority(wildcards):
@@ -203,7 +203,9 @@ CONFIRM_CORPUS = config.get("confirm_corpus") if JUDGE else None
 rule's (only with a judge: the rule's figures are a fast test's)."""
 CLASSIFIER_JUDGE = config["classifier"] == "judge"
 """The triples' actions come from the judge: the evaluate jobs run it."""
-JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] == "transformers"
+LOCAL_BACKENDS = ("transformers", "llamacpp")
+"""Backends that compute on this machine's cores (one thread each by default)."""
+JUDGE_LOCAL = bool(JUDGE) and MODELS[JUDGE["model"]]["backend"] in LOCAL_BACKENDS
 """A local judge claims half of --cores, as a local model's generate job does."""
 LOCAL_MODEL_THREADS = 4
 """What a local-model job claims (it runs one torch thread by default): under the README's

@@ -19,7 +19,7 @@ rule generate:
     threads: generate_threads
     priority: generate_job_priority
     resources:
-        mem_mb=lambda wc: 8000 if MODELS[wc.model]["backend"] == "transformers" else 2000,
+        mem_mb=lambda wc: 8000 if MODELS[wc.model]["backend"] in LOCAL_BACKENDS else 2000,
         runtime=240,
     shell:
         "toolcalib generate --model-spec {params.spec:q} --variant {wildcards.variant}"

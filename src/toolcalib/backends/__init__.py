@@ -8,13 +8,15 @@ from toolcalib.backends.base import Backend
 from toolcalib.config import ModelSpec
 
 MODULES = {"policy": "toolcalib.backends.policy", "openai": "toolcalib.backends.openai",
-           "replay": "toolcalib.backends.replay", "transformers": "toolcalib.backends.hf"}
+           "replay": "toolcalib.backends.replay", "transformers": "toolcalib.backends.hf",
+           "llamacpp": "toolcalib.backends.llamacpp"}
 """Backend name -> module; adding a backend is one module + one entry (imported lazily, so
 optional dependencies stay optional)."""
 OPTIONS = {"policy": "toolcalib.backends.policy:PolicyOptions",
            "openai": "toolcalib.backends.openai_options:OpenAIOptions",
            "replay": "toolcalib.backends.replay:ReplayOptions",
-           "transformers": "toolcalib.backends.hf_options:Options"}
+           "transformers": "toolcalib.backends.hf_options:Options",
+           "llamacpp": "toolcalib.backends.llamacpp_options:LlamaCppOptions"}
 """Backend name -> its options model (`module:class`, importable without the backend's heavy
 dependencies): the config schema of `models[*].options` is generated from it."""
 

@@ -36,23 +36,27 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
+from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.backends.hf_options import Options
 from toolcalib.config import ModelSpec
 from toolcalib.jsonio import dumps
 from toolcalib.models import read_manifest
-from toolcalib.records import Emission
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
-from jinja2 import TemplateError  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from toolcalib.backends.hf_engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
 from toolcalib.backends.hf_int8 import int8_linear  # noqa: E402
-from toolcalib.backends.hf_prompt import PROMPT_VERSION, render  # noqa: E402
+from toolcalib.backends.hf_prompt import (  # noqa: E402
+    PROMPT_VERSION,
+    check_tools_mode,
+    emission,
+    message_start_ids,
+    request_prompt,
+)
 from toolcalib.backends.hf_shared_prefixes import SharedPrefixes  # noqa: E402
 
 SEED = 0
@@ -68,9 +72,7 @@ class TransformersBackend:
         torch.set_num_threads(options.threads)
         self.dtype = resolve_dtype(options.dtype)
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
-        if options.tools_mode == "native" and "tools" not in (self.tokenizer.chat_template or ""):
-            raise ValueError(f"model '{name}': the chat template of {options.model_dir} does not "
-                             "render tools; use tools_mode 'prompt'")
+        check_tools_mode(self.tokenizer, options.tools_mode, name, options.model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(
             options.model_dir, dtype=getattr(torch, self.dtype), local_files_only=True,
             attn_implementation=ATTENTION).eval()
@@ -81,7 +83,7 @@ class TransformersBackend:
         limit = self.model.config.max_position_embeddings
         self.window = min(options.context_window or limit, limit)
         stop_ids = _stop_ids(self.model, self.tokenizer)
-        self.cut_ids = _message_start_ids(self.tokenizer, stop_ids)
+        self.cut_ids = message_start_ids(self.tokenizer, stop_ids)
         self.engine = Engine(self.model, stop_ids, options.prefill_chunk,
                              options.prefix_cache_tokens, options.decode_rows, self.cut_ids,
                              options.draft_tokens)
@@ -122,34 +124,23 @@ class TransformersBackend:
 
     def generate_batch(self, requests: list[Request]) -> list[Answer]:
         torch.manual_seed(SEED)
+        o = self.options
         answers: list[Answer | None] = [None] * len(requests)
         pending: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
-            try:
-                prompt = render(self.tokenizer, request.messages, request.tools,
-                                self.options.tools_mode, self.options.keep_response)
-            except TemplateError as exc:
-                answers[index] = InfrastructureError(f"chat template failed: {exc}")
-                continue
-            if len(prompt) + self.options.max_new_tokens > self.window:
-                answers[index] = ContextOverflow(
-                    f"prompt of {len(prompt)} tokens + max_new_tokens "
-                    f"{self.options.max_new_tokens} exceeds the context window of {self.window}")
-                continue
-            pending.append((index, prompt))
-        size = self.options.batch_size or max(len(pending), 1)
+            prompt = request_prompt(self.tokenizer, request, o.tools_mode, o.keep_response,
+                                    o.max_new_tokens, self.window)
+            if isinstance(prompt, InfrastructureError):
+                answers[index] = prompt
+            else:
+                pending.append((index, prompt))
+        size = o.batch_size or max(len(pending), 1)
         for start in range(0, len(pending), size):
             group = pending[start:start + size]
-            done = self.engine.generate([p for _, p in group], self.options.max_new_tokens)
+            done = self.engine.generate([p for _, p in group], o.max_new_tokens)
             for (index, prompt), seq in zip(group, done, strict=True):
-                answers[index] = self._emission(prompt, seq.generated, seq.stopped)
+                answers[index] = emission(self.tokenizer, prompt, seq.generated, seq.stopped)
         return answers  # type: ignore[return-value]
-
-    def _emission(self, prompt: list[int], generated: list[int], stopped: bool) -> Emission:
-        text_ids = generated[:-1] if stopped else generated
-        return Emission(text=self.tokenizer.decode(text_ids, skip_special_tokens=False),
-                        finish_reason="stop" if stopped else "length",
-                        input_tokens=len(prompt), output_tokens=len(generated))
 
 
 def resolve_dtype(requested: str) -> str:
@@ -171,19 +162,6 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
                 tokenizer.eos_token_id):
         ids.update(eos if isinstance(eos, list) else [eos])
     return {i for i in ids if i is not None}
-
-
-def _message_start_ids(tokenizer: Any, stop_ids: set[int]) -> set[int]:
-    """The special tokens that open every message of the chat template (ChatML's
-    `<|im_start|>`): those other than stop tokens found at least once per message of a rendered
-    three-message conversation. Prefill chunks are cut at them (see `hf_engine`)."""
-    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                {"role": "user", "content": "c"}]
-    ids = tokenizer(tokenizer.apply_chat_template(messages, tokenize=False),
-                    add_special_tokens=False)["input_ids"]
-    special = set(tokenizer.all_special_ids) | {
-        i for i, token in tokenizer.added_tokens_decoder.items() if token.special}
-    return {i for i in special - stop_ids if ids.count(i) >= len(messages)}
 
 
 def make(spec: ModelSpec) -> TransformersBackend:

@@ -48,6 +48,7 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 from transformers import AttentionInterface
 
+from toolcalib.backends.hf_prompt import chunk_cuts
 from toolcalib.backends.hf_shared_prefixes import SharedPrefixes
 
 ATTENTION = "toolcalib_rows"
@@ -224,10 +225,8 @@ class PrefixStore:
 
 
 def prompt_cuts(prompt: torch.Tensor, chunk: int, cut_ids: torch.Tensor) -> list[int]:
-    """0, every multiple of `chunk` and every position holding a token of `cut_ids` below the
-    prompt's length, then the length: the prefill chunks lie between consecutive cuts."""
-    marked = torch.isin(prompt, cut_ids).nonzero().flatten().tolist()
-    return sorted({0, *range(chunk, len(prompt), chunk), *marked, len(prompt)})
+    """`chunk_cuts` of a tensor prompt."""
+    return chunk_cuts(prompt.tolist(), chunk, set(cut_ids.tolist()))
 
 
 def common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:

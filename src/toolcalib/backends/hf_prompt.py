@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from toolcalib.records import Message
+from jinja2 import TemplateError
+
+from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
+from toolcalib.records import Emission, Message
 
 ToolsMode = Literal["native", "prompt"]
 
@@ -97,3 +100,54 @@ def render(tokenizer: Any, messages: list[Message], tools: list[dict[str, Any]],
     text = tokenizer.apply_chat_template(template_messages(messages, converted, mode), tools=native,
                                          add_generation_prompt=True, tokenize=False)
     return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def request_prompt(tokenizer: Any, request: Request, mode: ToolsMode, keep_response: bool,
+                   max_new_tokens: int, window: int) -> list[int] | InfrastructureError:
+    """The request's prompt ids, or why it has none: the chat template failed, or the prompt
+    and `max_new_tokens` outgrow the context `window` (a `ContextOverflow`, never truncated)."""
+    try:
+        prompt = render(tokenizer, request.messages, request.tools, mode, keep_response)
+    except TemplateError as exc:
+        return InfrastructureError(f"chat template failed: {exc}")
+    if len(prompt) + max_new_tokens > window:
+        return ContextOverflow(f"prompt of {len(prompt)} tokens + max_new_tokens "
+                               f"{max_new_tokens} exceeds the context window of {window}")
+    return prompt
+
+
+def emission(tokenizer: Any, prompt: list[int], generated: list[int], stopped: bool) -> Emission:
+    """The raw text of `generated` (its stop token dropped) and its token counts."""
+    text_ids = generated[:-1] if stopped else generated
+    return Emission(text=tokenizer.decode(text_ids, skip_special_tokens=False),
+                    finish_reason="stop" if stopped else "length",
+                    input_tokens=len(prompt), output_tokens=len(generated))
+
+
+def message_start_ids(tokenizer: Any, stop_ids: set[int]) -> set[int]:
+    """The special tokens that open every message of the chat template (ChatML's
+    `<|im_start|>`): those other than stop tokens found at least once per message of a rendered
+    three-message conversation. Prefill chunks are cut at them (see `hf_engine`)."""
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"}]
+    ids = tokenizer(tokenizer.apply_chat_template(messages, tokenize=False),
+                    add_special_tokens=False)["input_ids"]
+    special = set(tokenizer.all_special_ids) | {
+        i for i, token in tokenizer.added_tokens_decoder.items() if token.special}
+    return {i for i in special - stop_ids if ids.count(i) >= len(messages)}
+
+
+def chunk_cuts(prompt: list[int], chunk: int, cut_ids: set[int]) -> list[int]:
+    """0, every multiple of `chunk` and every position holding a token of `cut_ids` below the
+    prompt's length, then the length: prefill chunks lie between consecutive cuts, so whether a
+    position is a cut depends only on its own token and two prompts sharing a prefix cut it
+    alike (see `hf_engine`)."""
+    marked = (i for i, token in enumerate(prompt) if token in cut_ids)
+    return sorted({0, *range(chunk, len(prompt), chunk), *marked, len(prompt)})
+
+
+def check_tools_mode(tokenizer: Any, mode: ToolsMode, name: str, model_dir: str) -> None:
+    """`native` mode needs a chat template that renders tools."""
+    if mode == "native" and "tools" not in (tokenizer.chat_template or ""):
+        raise ValueError(f"model '{name}': the chat template of {model_dir} does not "
+                         "render tools; use tools_mode 'prompt'")

