@@ -18,6 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.servers import free_port
+
 DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 """Debian's programs the cluster runs (packages munge, mariadb-server, slurmdbd, slurmctld,
 slurmd; `.ci/run` installs them)."""
@@ -33,12 +35,6 @@ def missing() -> list[str]:
     needed = (*DAEMONS, "mariadb-install-db", "mungekey", "sacctmgr", "sbatch", "sacct")
     paths = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
     return [name for name in needed if shutil.which(name, path=paths) is None]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(check, what: str, log: Path, timeout: float = 60.0) -> None:
