@@ -19,13 +19,8 @@ from snakemake.utils import update_config
 from toolcalib.backends import MODULES, OPTIONS
 from toolcalib.benchmarks import CONFIGS
 from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
-from toolcalib.config_schema import (
-    ConfigError,
-    check_config,
-    config_schema,
-    load_model,
-    workflow_layers,
-)
+from toolcalib.config import load_model
+from toolcalib.config_schema import ConfigError, check_config, config_schema, workflow_layers
 from toolcalib.variants import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +184,7 @@ def test_the_schema_is_generated_from_the_registries() -> None:
 
 
 def test_options_models_import_without_the_backends_dependencies() -> None:
-    code = ("import sys; from toolcalib.config_schema import load_model; "
+    code = ("import sys; from toolcalib.config import load_model; "
             "from toolcalib.backends import OPTIONS; [load_model(r) for r in OPTIONS.values()]; "
             "print(sorted({'torch', 'transformers', 'httpx'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -18,6 +19,12 @@ class StrictModel(BaseModel):
     errors, so a malformed one names its field; immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def load_model(ref: str) -> type[BaseModel]:
+    """The class a registry's `module:class` entry names."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 class ReleaseConfig(StrictModel):

@@ -18,17 +18,17 @@ path to the field and what is allowed, e.g.
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import relevance
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
+from toolcalib.config import load_model
 from toolcalib.dvcsync import stage_part
 from toolcalib.variants import VARIANTS
 
@@ -44,12 +44,6 @@ MAX_REPR = 60
 
 class ConfigError(ValueError):
     """A config error, as one line: source file(s), field path, what is wrong and allowed."""
-
-
-def load_model(ref: str) -> type[BaseModel]:
-    """The class a registry's `module:class` entry names."""
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def options_schema(backend: str) -> dict[str, Any]:

@@ -139,8 +139,7 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
     """Dequantize the GGUF with transformers (or, `keep_gguf`, move it into `folder` as it
     is) and save weights, tokenizer and manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+    from transformers import AutoTokenizer
 
     offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
@@ -149,6 +148,9 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
         folder.mkdir()
         gguf.rename(folder / gguf.name)
     else:
+        import torch
+        from transformers import AutoModelForCausalLM, GgufConfig
+
         model = AutoModelForCausalLM.from_pretrained(
             gguf.parent, dtype=getattr(torch, source.dtype),
             quantization_config=GgufConfig(dequantize=True), **offline)

@@ -32,9 +32,9 @@ class Request:
     """Who answers: `agent` (the model under test) or `user` (a simulated user's backend)."""
 
 
-MACHINE_FACTS = ("cpu_capability", "versions")
+MACHINE_FACTS = ("cpu_capability", "cpu_vendor", "versions")
 """Identity fields that describe the machine rather than the answers' recipe (the CPU kernel
-family, package versions). They key the response store, since they can change a bit, but
+family and vendor, package versions). They key the response store, since they can change a bit, but
 trajectories do not record them: the run manifest does (`manifest.machine`, `packages`), so a
 build on another CPU whose emissions are equal writes the same trajectory bytes."""
 

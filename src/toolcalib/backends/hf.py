@@ -6,9 +6,11 @@ Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_to
 `decode_rows` (rows of every decode forward, idle rows padding it: 8), `dtype` (compute dtype:
 `auto`, the default, is bfloat16 where the CPU computes it natively (AVX512-BF16 or AMX) and
 float32 elsewhere; the resolved dtype enters the identity), `linear` (`float`, or `int8`: integer
-linear layers, see `hf_int8`), `threads` (torch threads: 1, see below), `keep_response` (keep BFCL's
-non-standard `response` schema in tool docs; default False: it is a third of a BFCL prompt,
-OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
+linear layers, see `hf_int8`), `kernels` (`native`, or `portable`: the same code, hence bits,
+on every x86-64 CPU with AVX2, Intel or AMD; see `hf_kernels`), `threads` (torch threads: 1,
+see below), `keep_response` (keep BFCL's non-standard `response` schema in tool docs; default
+False: it is a third of a BFCL prompt, OpenAI-style servers drop it, and SmolLM2's 8k window
+needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
 layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`), `draft_tokens` (most
@@ -19,10 +21,10 @@ other processes of the same model: none; see `hf_shared_prefixes`).
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size`,
 `prefix_cache_tokens` and `shared_prefix_dir` stay out of the identity; `prefill_chunk`, the cut
 tokens (`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may
-split work differently), `linear` when it is `int8` (so float identities keep their
-keys) and the engine's `NUMERICS` version enter it, and so does the CPU's
-kernel capability (AVX2, AVX512, ...): the bits of a float computation, hence greedy emissions, may
-differ between kernel families.
+split work differently), `linear` and `kernels` when not the default (so older identities keep
+their keys) and the engine's `NUMERICS` version enter it, and so do the kernel capability torch
+dispatches to (AVX2, AVX512, ...) and, under `native` kernels, the CPU's vendor (MKL's code path
+follows it): the bits of a float computation, hence greedy emissions, may differ between them.
 One thread by default: on a shared 2-core machine a 2-thread forward waits for a descheduled
 thread at every op (measured: 13.6 s vs 2.8 s of CPU for the same six Qwen decode steps with
 other processes running), so the workflow runs two single-threaded model jobs side by side.
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.backends.hf_kernels import check, cpu_vendor
 from toolcalib.backends.hf_options import Options
 from toolcalib.config import ModelSpec
 from toolcalib.jsonio import dumps
@@ -70,7 +73,8 @@ class TransformersBackend:
         self.name, self.options = name, options
         self.manifest = read_manifest(options.model_dir)
         torch.set_num_threads(options.threads)
-        self.dtype = resolve_dtype(options.dtype)
+        check(name, options.kernels, torch.backends.cpu.get_cpu_capability())
+        self.dtype = resolve_dtype(options.dtype, options.kernels)
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
         check_tools_mode(self.tokenizer, options.tools_mode, name, options.model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(
@@ -119,6 +123,8 @@ class TransformersBackend:
                 "engine_numerics": NUMERICS,
                 **({"linear": o.linear} if o.linear != "float" else {}),
                 "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                **({"cpu_vendor": cpu_vendor()} if o.kernels == "native"
+                   else {"kernels": o.kernels}),
                 "context_window": self.window,
                 "versions": {n: version(n) for n in ("torch", "transformers")}}
 
@@ -143,13 +149,14 @@ class TransformersBackend:
         return answers  # type: ignore[return-value]
 
 
-def resolve_dtype(requested: str) -> str:
-    """The compute dtype: `auto` is bfloat16 where the CPU has native bfloat16 arithmetic
-    (AVX512-BF16 or AMX: oneDNN's bfloat16 GEMM, 2-2.5x float32's on one thread here) and
-    float32 elsewhere (without it bfloat16 is emulated, 6x slower on AVX2)."""
+def resolve_dtype(requested: str, kernels: str = "native") -> str:
+    """The compute dtype: `auto` is bfloat16 where the kernels compute it natively (AVX512-BF16
+    or AMX: oneDNN's bfloat16 GEMM, 2-2.5x float32's on one thread here) and float32 elsewhere
+    (without it bfloat16 is emulated, 6x slower on AVX2), as under `kernels: avx2`."""
     if requested != "auto":
         return requested
-    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    native = kernels == "native" and (torch.cpu._is_avx512_bf16_supported()
+                                      or torch.cpu._is_amx_tile_supported())
     return "bfloat16" if native else "float32"
 
 

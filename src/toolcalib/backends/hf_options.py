@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from toolcalib.backends.hf_kernels import prepare
 from toolcalib.config import StrictModel
 
 
@@ -17,6 +18,7 @@ class Options(StrictModel):
     batch_size: int | None = Field(default=None, ge=1)
     dtype: Literal["auto", "bfloat16", "float32"] = "auto"
     linear: Literal["float", "int8"] = "float"
+    kernels: Literal["native", "portable"] = "native"
     threads: int = Field(default=1, ge=1)
     keep_response: bool = False
     prefill_chunk: int = Field(default=256, ge=1)
@@ -26,3 +28,7 @@ class Options(StrictModel):
     weight_major: bool = True
     draft_tokens: int = Field(default=16, ge=0)
     shared_prefix_dir: str | None = None
+
+    def prepare_process(self) -> None:
+        """Pin the kernel family before torch loads (see `hf_kernels`)."""
+        prepare(self.kernels)
