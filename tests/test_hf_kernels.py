@@ -1,0 +1,107 @@
+"""`kernels: portable`: the libraries' variables are set before torch loads, a process without
+them is refused, and (slow) a real int8 job gives the same bytes natively and on QEMU's emulated
+Intel and AMD AVX2 CPUs."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from toolcalib.backends.base import MACHINE_FACTS
+from toolcalib.backends.hf_kernels import PORTABLE, check, cpu_vendor
+
+X86 = platform.machine() in ("x86_64", "AMD64")
+EMULATED = {"intel": "max,vendor=GenuineIntel", "amd": "max,vendor=AuthenticAMD"}
+"""QEMU (user mode, TCG) CPU models: AVX2 and FMA, no AVX-512, the vendor as named."""
+
+
+@pytest.mark.skipif(not X86, reason="the portable kernels are x86-64's AVX2 code")
+def test_make_backend_sets_the_variables_before_torch_loads(tmp_path: Path) -> None:
+    code = f"""
+import os, sys
+from toolcalib.backends import make_backend
+from toolcalib.config import ModelSpec
+spec = ModelSpec(name="m", backend="transformers",
+                 options={{"model_dir": {str(tmp_path)!r}, "kernels": "portable"}})
+try:
+    make_backend(spec)
+except FileNotFoundError:  # no converted model there: torch has loaded by now
+    pass
+import torch
+print(torch.backends.cpu.get_cpu_capability())
+print(sorted((k, os.environ[k]) for k in {sorted(PORTABLE)!r}))
+"""
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True)
+    capability, variables = done.stdout.strip().splitlines()
+    assert capability == "AVX2"
+    assert variables == str(sorted(PORTABLE.items()))
+
+
+def test_a_process_without_the_variables_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in PORTABLE:
+        monkeypatch.delenv(key, raising=False)
+    check("m", "native", "AVX512")
+    with pytest.raises(ValueError, match="ATEN_CPU_CAPABILITY=avx2 .*MKL_CBWR=COMPATIBLE"):
+        check("m", "portable", "AVX2")
+    for key, value in PORTABLE.items():
+        monkeypatch.setenv(key, value)
+    check("m", "portable", "AVX2")
+    with pytest.raises(ValueError, match="torch dispatches to AVX512"):
+        check("m", "portable", "AVX512")
+
+
+def test_the_vendor_is_a_machine_fact() -> None:
+    assert "cpu_vendor" in MACHINE_FACTS
+    if Path("/proc/cpuinfo").is_file() and X86:
+        assert cpu_vendor() in ("GenuineIntel", "AuthenticAMD", "HygonGenuine")
+
+
+def _generate(prefix: list[str], model_dir: Path, source: Path, cases: Path,
+              out: Path) -> str:
+    spec = {"backend": "transformers", "name": "smollm2-135m",
+            "options": {"model_dir": str(model_dir), "tools_mode": "prompt", "linear": "int8",
+                        "kernels": "portable", "dtype": "float32", "decode_rows": 4,
+                        "max_new_tokens": 24}}
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
+    subprocess.run([*prefix, sys.executable, "-m", "toolcalib.cli", "generate",
+                    "--model-spec", json.dumps(spec), "--variant", "baseline",
+                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(source),
+                    "--store", str(out.parent / "store"), "--out", str(out)],
+                   env=env, check=True, capture_output=True, text=True)
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
+def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
+        tmp_path: Path, smollm2_dir: Path, bfcl_release: Path) -> None:
+    """Natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs; MKL's
+    `AVX2` mode gave these two different bits, its `COMPATIBLE` mode does not."""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.fail("qemu-x86_64 is not installed (Debian's qemu-user; see .ci/run)")
+    from toolcalib.benchmarks.bfcl.plugin import load_cases
+    from toolcalib.jsonio import write_jsonl
+
+    cases = tmp_path / "cases.jsonl"
+    write_jsonl(cases, load_cases(bfcl_release, "irrelevance")[:1])
+    runs = {"native": [], **{name: [qemu, "-cpu", model] for name, model in EMULATED.items()}}
+    for name in runs:
+        (tmp_path / name).mkdir()
+    with ThreadPoolExecutor(len(runs)) as pool:
+        texts = dict(zip(runs, pool.map(
+            lambda name: _generate(runs[name], smollm2_dir, bfcl_release, cases,
+                                   tmp_path / name / "out.jsonl"), runs), strict=True))
+    assert texts["intel"] == texts["native"] and texts["amd"] == texts["native"]
+    identity = json.loads(texts["native"].splitlines()[0])["model_identity"]
+    assert identity["kernels"] == "portable" and identity["linear"] == "int8"
