@@ -133,13 +133,14 @@ def test_digests_tell_emissions_from_results_and_identity(tmp_path):
 
 
 def test_trajectories_record_no_machine_facts_but_the_store_key_keeps_them():
-    identity = {**IDENTITY, "cpu_capability": "AVX2", "versions": {"torch": "2.13.0"}}
+    identity = {**IDENTITY, "cpu_capability": "AVX2", "cpu_vendor": "AuthenticAMD",
+                "versions": {"torch": "2.13.0"}}
     assert set(MACHINE_FACTS) <= identity.keys()
     assert recorded_identity(identity) == IDENTITY
     request = make_request("hi")
-    other_cpu = {**identity, "cpu_capability": "AVX512"}
-    assert (request_key(identity, request.messages, [], {}).key
-            != request_key(other_cpu, request.messages, [], {}).key)
+    key = request_key(identity, request.messages, [], {}).key
+    for fact, other in (("cpu_capability", "AVX512"), ("cpu_vendor", "GenuineIntel")):
+        assert key != request_key({**identity, fact: other}, request.messages, [], {}).key
 
 
 def test_a_stage_whose_code_changed_says_which_file(tmp_path):
