@@ -66,7 +66,7 @@ def test_the_vendor_is_a_machine_fact() -> None:
         assert cpu_vendor() in ("GenuineIntel", "AuthenticAMD", "HygonGenuine")
 
 
-def _generate(prefix: list[str], model_dir: Path, source: Path, cases: Path,
+def _generate(prefix: list[str], model_dir: Path, wheel: Path, cases: Path,
               out: Path) -> str:
     spec = {"backend": "transformers", "name": "smollm2-135m",
             "options": {"model_dir": str(model_dir), "tools_mode": "prompt", "linear": "int8",
@@ -75,7 +75,7 @@ def _generate(prefix: list[str], model_dir: Path, source: Path, cases: Path,
     env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
     subprocess.run([*prefix, sys.executable, "-m", "toolcalib.cli", "generate",
                     "--model-spec", json.dumps(spec), "--variant", "baseline",
-                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(source),
+                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(wheel),
                     "--store", str(out.parent / "store"), "--out", str(out)],
                    env=env, check=True, capture_output=True, text=True)
     return out.read_text(encoding="utf-8")
@@ -84,7 +84,7 @@ def _generate(prefix: list[str], model_dir: Path, source: Path, cases: Path,
 @pytest.mark.slow
 @pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
 def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
-        tmp_path: Path, smollm2_dir: Path, bfcl_release: Path) -> None:
+        tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
     """Natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs; MKL's
     `AVX2` mode gave these two different bits, its `COMPATIBLE` mode does not."""
     qemu = shutil.which("qemu-x86_64")
@@ -100,7 +100,7 @@ def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
         (tmp_path / name).mkdir()
     with ThreadPoolExecutor(len(runs)) as pool:
         texts = dict(zip(runs, pool.map(
-            lambda name: _generate(runs[name], smollm2_dir, bfcl_release, cases,
+            lambda name: _generate(runs[name], smollm2_dir, bfcl_release.wheel, cases,
                                    tmp_path / name / "out.jsonl"), runs), strict=True))
     assert texts["intel"] == texts["native"] and texts["amd"] == texts["native"]
     identity = json.loads(texts["native"].splitlines()[0])["model_identity"]

@@ -1,8 +1,8 @@
 """`kernels: native` vs `portable` (and float vs int8 linear layers): the same `toolcalib generate`
 job, one process per setting, run one after another on the same machine.
 
-    python bench/kernels.py [--model qwen2.5-coder-0.5b] [--category irrelevance] [--limit 2]
-        [--models-dir .pytest_cache/d/toolcalib-models] [--workdir DIR]
+    python bench/kernel_families.py [--model qwen2.5-coder-0.5b] [--category irrelevance]
+        [--limit 2] [--models-dir .pytest_cache/d/toolcalib-models] [--workdir DIR]
 
 Prints each setting's wall time (start-up included) and the engine's prefill tok/s and decode
 s/step from its log, and the ratio of wall times to the first setting (float, native kernels).
@@ -28,6 +28,7 @@ from llamacpp_engine import model_folder  # noqa: E402
 
 from toolcalib.backends.hf_kernels import PORTABLE  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.release import BfclRelease  # noqa: E402
 from toolcalib.jsonio import write_jsonl  # noqa: E402
 
 SETTINGS = [("float", "native"), ("int8", "native"), ("float", "portable"), ("int8", "portable")]
@@ -70,7 +71,7 @@ def main() -> None:
     model_dir = model_folder(args.model, args.models_dir / args.model, keep_gguf=False)
     wheel = bfcl_wheel(work / "wheel")
     cases = work / "cases.jsonl"
-    write_jsonl(cases, load_cases(wheel, args.category)[:args.limit])
+    write_jsonl(cases, load_cases(BfclRelease(wheel), args.category)[:args.limit])
     print(f"{args.model}, {args.category} x {args.limit}, one thread, {load()}")
     base = None
     for linear, kernels in SETTINGS:
