@@ -1,7 +1,8 @@
 """Benchmark plugins stay plugins: no module outside `toolcalib/benchmarks/<name>/` imports a
 benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plugins lazily),
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
-included, so a lazy import cannot slip a benchmark into the core."""
+included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
+benchmark's package know that benchmark's file layout (`LAYOUTS`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "toolcalib"
 BENCHMARKS = PACKAGE / "benchmarks"
 NAMES = sorted({module.split(".")[2] for module in MODULES.values()})
+LAYOUTS = {"bfcl": ("BFCL_v4", "_result.json")}
+"""Benchmark -> strings of its results files' layout (BFCL's version prefix, result names)."""
 
 
 def _module(path: Path) -> str:
@@ -77,6 +80,17 @@ def test_benchmarks_do_not_import_each_other(name):
         others = sorted(module for module in _imports(path)
                         if _benchmark_of(module) not in (None, name))
         assert not others, f"{path.relative_to(SRC)} imports {others}"
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_only_a_benchmarks_package_knows_its_file_layout(name):
+    assert (BENCHMARKS / name).is_dir()
+    for path in _sources():
+        if _benchmark_of(_module(path)) == name:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found = [string for string in LAYOUTS[name] if string in text]
+        assert not found, f"{path.relative_to(SRC)} holds {name}'s file layout: {found}"
 
 
 def test_the_walk_sees_imports_at_any_depth(tmp_path):

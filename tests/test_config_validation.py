@@ -31,7 +31,7 @@ MODELS = BASE["models"]
 OPENAI = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
 REPLAY = {"name": "published", "backend": "replay",
-          "options": {"results_dir": "tests/data/replay", "model": "demo-FC", "format": "fc"}}
+          "options": {"path": "tests/data/replay", "model": "demo-FC", "format": "fc"}}
 OPENAI_KEYS = "api_key_env, backoff_s, base_url, context_window, max_concurrency, max_retries"
 
 

@@ -1,4 +1,4 @@
-"""The replay backend: recorded BFCL runs through our loop and scorer.
+"""BFCL's replay: recorded BFCL runs through our loop and scorer (`Bfcl.import_run`).
 
 The result files under tests/data/replay are rendered from the pinned release's ground truth by
 `fixture_files` (a test checks they are current; `python -m tests.test_replay` rewrites them):
@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from toolcalib.backends import make_backend
-from toolcalib.backends.replay import (
-    GROUPS,
-    INFERENCE_ERROR,
-    ReplayBackend,
-    fc_emission,
-    result_path,
-)
+from toolcalib.backends.replay import ReplayOptions
+from toolcalib.benchmarks import get_benchmark
 from toolcalib.benchmarks.bfcl.checker import (
     EMPTY_TURN,
     IRRELEVANCE_CALL,
@@ -31,7 +26,14 @@ from toolcalib.benchmarks.bfcl.checker import (
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.benchmarks.bfcl.release import BfclRelease
-from toolcalib.config import ModelSpec
+from toolcalib.benchmarks.bfcl.replay import (
+    GROUPS,
+    INFERENCE_ERROR,
+    RecordedRun,
+    fc_emission,
+    result_path,
+)
+from toolcalib.config import ModelSpec, model_options
 from toolcalib.execute.calls import render_call
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.generate import run_case, run_cases
@@ -126,13 +128,23 @@ def write_fixtures(release: BfclRelease, root: Path) -> None:
         (root / path).write_text(text, encoding="utf-8")
 
 
-def replay(model: str, fmt: str, root: Path = DATA) -> ReplayBackend:
-    return make_backend(ModelSpec(name=f"replay-{model}", backend="replay", options={
-        "results_dir": str(root), "model": model, "format": fmt}))
+def spec(model: str | None, fmt: str | None, root: Path = DATA) -> ModelSpec:
+    """A `replay` model entry (an option given None is left out)."""
+    options = {"path": str(root), "model": model, "format": fmt}
+    return ModelSpec(name=f"replay-{model}", backend="replay",
+                     options={k: v for k, v in options.items() if v is not None})
+
+
+def options(model: str | None, fmt: str | None, root: Path = DATA) -> ReplayOptions:
+    return model_options(ReplayOptions, spec(model, fmt, root))
+
+
+def replay(model: str, fmt: str, root: Path = DATA) -> RecordedRun:
+    return RecordedRun(f"replay-{model}", options(model, fmt, root))
 
 
 def run_and_score(release: BfclRelease, case: Case,
-                  backend: ReplayBackend) -> tuple[Trajectory, Score]:
+                  backend: RecordedRun) -> tuple[Trajectory, Score]:
     trajectory = run_case(case, backend, BASELINE, lambda c: case_environment(c, release))
     gold = gold_trace(case, release) if case.multi_step else None
     return trajectory, score_case(case, trajectory, gold, release)
@@ -179,7 +191,7 @@ def test_gold_prompt_replay_passes_and_irrelevance_call_fails(bfcl_release, case
     assert trajectory.turns[0].steps[0].emission.output_tokens == 12
     _, score = run_and_score(bfcl_release, refused, backend)
     assert score.passed
-    assert backend.divergences == [] and backend.errors == 0
+    assert backend.divergences == [] and backend.errors == []
 
 
 def test_gold_fc_replay_passes_with_structured_calls(bfcl_release, cases):
@@ -239,7 +251,7 @@ def test_faulty_records_fail_diverge_or_error(bfcl_release, cases):
 
     trajectory, _ = run_and_score(bfcl_release, cases["multi_turn_miss_param"][0], backend)
     assert trajectory.outcome == "error" and "no result file" in trajectory.error
-    assert backend.errors == 3
+    assert len(backend.errors) == 3 and "Request timed out." in backend.errors[1]
     assert backend.identity() == identity
 
     # replaying a case again starts its divergences afresh; batching changes nothing
@@ -300,9 +312,42 @@ def test_malformed_files_fail_at_construction(tmp_path, lines, message):
         replay("m", "prompt", tmp_path)
 
 
+def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
+    """`import_run` answers the given cases from the record under `baseline`: the trajectories
+    `run_cases` gives, the replay's identity, one note per divergence and per error."""
+    bench = get_benchmark("bfcl")
+    source = str(bfcl_release.wheel)
+    given = cases["multi_turn_base"]
+    imported = bench.import_run(source, options("demo-faulty", "prompt"), "replay-demo-faulty",
+                                "multi_turn_base", given)
+    backend = replay("demo-faulty", "prompt")
+    expected = list(run_cases(given, backend, BASELINE,
+                              lambda c: case_environment(c, bfcl_release)))
+    assert imported.cases == given
+    assert imported.trajectories == expected
+    assert [t.outcome for t in imported.trajectories] == ["completed", "completed", "error"]
+    assert imported.identity == backend.identity() == expected[0].model_identity
+    _, short, missing = given
+    assert len(imported.notes) == 3
+    assert imported.notes[0].startswith(f"{short.id} turn 1 step 0: missing_step: ")
+    assert imported.notes[1].startswith(f"{short.id} turn 3 step 1: unconsumed_steps: ")
+    assert f"no result for case '{missing.id}'" in imported.notes[2]
+
+    clean = bench.import_run(source, options("demo-FC", "fc"), "replay-demo-FC", "irrelevance",
+                             cases["irrelevance"])
+    assert [t.outcome for t in clean.trajectories] == ["completed", "completed"]
+    assert clean.notes == []
+
+
 def test_bad_options_and_layouts_fail_at_construction(tmp_path):
-    with pytest.raises(ValueError, match="option 'format'"):
+    with pytest.raises(InputError, match="model 'replay-demo-FC': option 'format'"):
         replay("demo-FC", "xml")
+    for model, fmt, missing in (("demo-FC", None, "format"), (None, "fc", "model")):
+        with pytest.raises(InputError, match=f"model 'replay-{model}': option '{missing}' .*"
+                                             "required"):
+            RecordedRun(f"replay-{model}", options(model, fmt))
+    with pytest.raises(InputError, match="backend 'replay' imports a published run"):
+        make_backend(spec("demo-FC", "fc"))
     with pytest.raises(FileNotFoundError, match="no folder"):
         replay("absent", "prompt")
     (tmp_path / "m" / "multi_turn").mkdir(parents=True)
@@ -321,8 +366,7 @@ if __name__ == "__main__":
 
 
 def test_result_groups_are_the_bfcl_plugins_categories():
-    """The replay backend knows BFCL's result layout without importing BFCL's package."""
-    from toolcalib.benchmarks import get_benchmark
+    """BFCL's replay runs exactly the BFCL plugin's categories, grouped as BFCL does."""
     from toolcalib.benchmarks.bfcl.normalize import MULTI_TURN
 
     assert tuple(GROUPS) == get_benchmark("bfcl").categories

@@ -7,6 +7,7 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolcalib.benchmarks import ImportedRun
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.executor import Environment
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace, read_gold
@@ -18,11 +19,13 @@ from toolcalib.benchmarks.bfcl.normalize import (
     normalize_single_turn,
 )
 from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
+from toolcalib.benchmarks.bfcl.replay import RecordedRun
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import GoldTrace
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
+    from toolcalib.backends.replay import ReplayOptions
     from toolcalib.records import Case, Trajectory
 
 
@@ -75,6 +78,19 @@ class Bfcl:
         from toolcalib.generate import conversation
 
         return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
+
+    def import_run(self, source: str | Path, options: ReplayOptions, model: str, category: str,
+                   cases: list[Case]) -> ImportedRun:
+        """A published BFCL run (result files under `options.path`, `replay`): `cases` through
+        the scripted loop under `baseline`, each step answered from the record."""
+        from toolcalib.generate import run_cases
+        from toolcalib.variants import get_variant
+
+        recorded = RecordedRun(model, options)
+        trajectories = list(run_cases(cases, recorded, get_variant("baseline"),
+                                      lambda case: self.environment(source, case),
+                                      loop=self.loop({}, None, source)))
+        return ImportedRun(list(cases), trajectories, recorded.identity(), recorded.notes())
 
     def units(self, case: Any, trajectory: Any, score: Any,
               profile: Any) -> list[dict[str, Any]]:
