@@ -123,6 +123,9 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
     ("unknown-category", {"benchmarks": {"bfcl": {"categories": ["simple"]}}}, None,
      "OVERLAY: benchmarks.bfcl.categories[0]: unknown value 'simple' (allowed: "
      "multi_turn_base, ", ["live_irrelevance"]),
+    ("unknown-ask-gold", {"benchmarks": {"tau2": {"ask_gold": "all"}}}, None,
+     "OVERLAY: benchmarks.tau2.ask_gold: unknown value 'all' (allowed: published, candidates, "
+     "strict)", []),
     ("bad-benchmark-pin", {"benchmarks": {"bfcl": {"sha256": "abc"}}}, None,
      "OVERLAY: benchmarks.bfcl.sha256: 'abc' does not match ", []),
     ("unknown-top-level-key", {}, {"limits": 1},

@@ -13,7 +13,7 @@ import pytest
 
 from tests.tau2_episodes import TAU2, cases_of, domain_cases, episodes, evaluate, policy
 from toolcalib.benchmarks.tau2.environment import Tau2Environment
-from toolcalib.benchmarks.tau2.gold import ASK_RULE, REFUSE_RULE, TOOL_CALL_RULE
+from toolcalib.benchmarks.tau2.gold import ASK_GOLD, REFUSE_RULE, TOOL_CALL_RULE
 from toolcalib.benchmarks.tau2.loop import GREETING
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import confirm_text
@@ -29,13 +29,13 @@ from toolcalib.metrics.rows import ACC_WITHOUT_GOLD
 from toolcalib.records import Case, Message
 
 GOLD = {
-    "airline": ({"tool_call": 43, "refuse": 7}, "2 8 10 19 20 21 22 29 33 34 35 38 42"),
+    "airline": ({"tool_call": 43, "refuse": 7}, "2 10 19 20 21 22 35 42"),
     "retail": ({"tool_call": 112, "refuse": 2},
                "5 6 7 8 9 12 13 14 18 21 24 45 46 47 67 68 71 72 74 84 88 91 92 93 94 95 98 "
                "113"),
 }
-"""Per domain: tasks per gold class, and the ids of the tasks that are also `ask` (airline 10
-and 34, retail 24 are refuse tasks)."""
+"""Per domain: tasks per gold class, and the ids of the tasks that are also `ask` by default
+(`ask_gold: published`; airline 10 and retail 24 are refuse tasks)."""
 RULES = {"refuse": REFUSE_RULE, "tool_call": TOOL_CALL_RULE}
 FEW = ("airline_0", "airline_2", "retail_0")
 """A refuse task, an ask task with one write, a tool_call task with one write."""
@@ -80,11 +80,11 @@ def test_gold_classes_by_the_published_rules(tau2_wheel, domain):
     cases = domain_cases(tau2_wheel, domain)
     assert {gold: sum(c.gold_action == gold for c in cases) for gold in counts} == counts
     assert " ".join(c.environment["task"]["id"] for c in cases
-                    if c.gold_also == {"ask": ASK_RULE}) == ask_ids
+                    if c.gold_also == {"ask": ASK_GOLD["published"]}) == ask_ids
     for case in cases:
         actions = case.environment["task"]["evaluation_criteria"].get("actions") or []
         assert (case.gold_action == "refuse") == (not actions), case.id
-        assert case.gold_also in ({}, {"ask": ASK_RULE}), case.id
+        assert case.gold_also in ({}, {"ask": ASK_GOLD["published"]}), case.id
 
 
 TASK = {"id": "7", "user_scenario": {"instructions": {

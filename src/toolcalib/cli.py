@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", required=True)
     p.add_argument("--category", required=True)
     p.add_argument("--source", required=True, help="the downloaded release")
+    p.add_argument("--benchmark-options", type=_json_object, default=None,
+                   help="JSON: the fields of the benchmark's config section that shape its"
+                        " cases (τ²: ask_gold)")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("gold", help="execute each case's ground truth once")

@@ -88,6 +88,20 @@ def loop_options(wildcards):
     return text
 
 
+CASE_FIELDS = ("ask_gold",)
+"""Benchmark config fields that shape a benchmark's cases (`normalize --benchmark-options`)."""
+
+
+def case_options(wildcards):
+    """` --benchmark-options JSON` for a benchmark whose config section sets case fields,
+    else '' (BFCL: its normalize command unchanged)."""
+    section = BENCHMARKS[wildcards.benchmark]
+    options = {key: section[key] for key in CASE_FIELDS if key in section}
+    if not options:
+        return ""
+    return f" --benchmark-options {shlex.quote(json.dumps(options, sort_keys=True))}"
+
+
 def user_model_dir(wildcards):
     """The converted weights of the model playing a benchmark's simulated user, if any."""
     user = BENCHMARKS[wildcards.benchmark].get("user", "reference")

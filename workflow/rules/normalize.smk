@@ -5,6 +5,8 @@ rule normalize:
         code=benchmark_code("normalize"),
     output:
         "results/cases/{benchmark}/{category}.jsonl",
+    params:
+        options=case_options,
     log:
         "results/logs/normalize/{benchmark}/{category}.log",
     threads: 1
@@ -13,7 +15,7 @@ rule normalize:
         runtime=10,
     shell:
         "toolcalib normalize --benchmark {wildcards.benchmark} --category {wildcards.category}"
-        " --source {input.release:q} --out {output:q} 2> {log:q}"
+        " --source {input.release:q}{params.options} --out {output:q} 2> {log:q}"
 
 
 rule gold:

@@ -27,7 +27,9 @@ class Benchmark(Protocol):
     opens_as: dict[str, str]
     """Category -> the category whose cases its cases open as (job order only: `schedule`)."""
 
-    def load_cases(self, source: str, category: str) -> list[Case]: ...
+    def load_cases(self, source: str, category: str, **options: Any) -> list[Case]:
+        """The category's cases; `options`: the fields of the benchmark's config section that
+        shape them (`normalize --benchmark-options`; τ²: `ask_gold`; BFCL: none)."""
 
     def environment(self, source: str, case: Case) -> Any:
         """A fresh tool environment for a multi-step case (None when nothing executes)."""

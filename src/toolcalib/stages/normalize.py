@@ -1,12 +1,18 @@
 """Stage: raw benchmark release -> canonical cases (JSONL)."""
 
+from typing import Any
+
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.jsonio import write_jsonl
 from toolcalib.records import Case
 from toolcalib.stages import log
 
 
-def run(benchmark: str, category: str, source: str, out: str) -> None:
-    cases: list[Case] = get_benchmark(benchmark).load_cases(source, category)
+def run(benchmark: str, category: str, source: str, out: str,
+        benchmark_options: dict[str, Any] | None = None) -> None:
+    """`benchmark_options`: the fields of the benchmark's config section that shape its cases
+    (τ²: `ask_gold`)."""
+    cases: list[Case] = get_benchmark(benchmark).load_cases(source, category,
+                                                            **(benchmark_options or {}))
     write_jsonl(out, cases)
     log(f"normalized {len(cases)} {benchmark}/{category} cases -> {out}")

@@ -1,5 +1,6 @@
-"""The `benchmarks.tau2` config section: the pinned τ² release, the domains, the simulated user
-and τ²'s limits (the config schema is generated from this model)."""
+"""The `benchmarks.tau2` config section: the pinned τ² release, the domains, which tasks are
+`ask` gold, the simulated user and τ²'s limits (the config schema is generated from this
+model)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from toolcalib.benchmarks.tau2.gold import ASK_GOLD, DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.release import DOMAINS
 from toolcalib.config import ReleaseConfig
 
@@ -18,6 +20,11 @@ class Tau2Config(ReleaseConfig):
     categories: list[Literal[DOMAINS]] = Field(  # type: ignore[valid-type]
         json_schema_extra={"uniqueItems": True})
     """The domains to run (none: τ² does not run, e.g. in an overlay about BFCL only)."""
+    ask_gold: Literal[tuple(ASK_GOLD)] = DEFAULT_ASK_GOLD  # type: ignore[valid-type]
+    """Which tasks are also `ask` gold (`normalize --benchmark-options`; rule names in
+    `gold.ASK_GOLD`): `published`, the method's table subset (the keyword candidates its
+    audit keeps: airline 8, retail 28); `candidates`, every keyword candidate (airline 13,
+    retail 28); `strict`, the candidates its audit labels `valid` (airline 6, retail 13)."""
     user: str = "reference"
     """Who plays the user: `reference` (the deterministic reference user), or the name of a
     `models` entry (any backend; its answers go through the response store)."""

@@ -2,15 +2,22 @@
 
 Labels are multi-valued, as the method's: a task's gold class is `refuse` when it has no
 reference actions, else `tool_call`; `ask`, orthogonal to both, is a further gold class
-(`Case.gold_also`) of a task whose user scenario withholds a needed detail until asked (a
-case-insensitive scan of the scenario's JSON for the published phrases). `confirm` is gold
-per write call, not per task (`benchmarks.tau2.writes`).
+(`Case.gold_also`) of a task whose user scenario withholds a needed detail until asked. Which
+tasks those are is the config's `ask_gold` (`ASK_GOLD`): the published keyword scan's
+candidates, or a subset of them by the method's hand audit of each candidate
+(`data/tau2_ask_audit.json`). `confirm` is gold per write call, not per task
+(`benchmarks.tau2.writes`).
 """
 
 from __future__ import annotations
 
 import json
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+DATA_FILES = ("data/tau2_ask_audit.json",)
+"""The published method's audit of the keyword scan's `ask` candidates."""
 
 ASK_PHRASES: tuple[str, ...] = (
     "if the agent asks", "if the service agent asks", "when the agent asks",
@@ -22,8 +29,17 @@ ASK_PHRASES: tuple[str, ...] = (
 """The published keyword rule's phrases (its task classification script)."""
 
 REFUSE_RULE = "tau2:refuse:no_reference_actions"
-ASK_RULE = "tau2:ask:withholds_detail"
 TOOL_CALL_RULE = "tau2:tool_call:reference_actions"
+ASK_GOLD = {
+    "published": "tau2:ask:published_audit",
+    "candidates": "tau2:ask:withholds_detail",
+    "strict": "tau2:ask:audit_valid",
+}
+"""`ask_gold` option -> the rule name its `ask` gold carries. `published`: the audited
+candidates the method's table keeps (`in_paper_ask_subset`: all but airline 8, 29, 33, 34,
+38); `candidates`: every task the keyword scan matches (`ASK_PHRASES`); `strict`: the
+candidates the audit labels `valid`."""
+DEFAULT_ASK_GOLD = "published"
 
 
 def reference_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,10 +52,31 @@ def withheld_phrase(task: dict[str, Any]) -> str | None:
     return next((phrase for phrase in ASK_PHRASES if phrase in text), None)
 
 
-def gold_class(task: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
-    """The task's gold class, the rule that set it, and its further gold classes (`ask`) with
-    their rules."""
-    also = {"ask": ASK_RULE} if withheld_phrase(task) is not None else {}
+@cache
+def ask_audit() -> dict[str, dict[str, dict[str, Any]]]:
+    """Domain -> task id -> the audit's `label` and `in_paper_ask_subset`."""
+    path = Path(__file__).resolve().parents[2] / DATA_FILES[0]
+    return json.loads(path.read_text(encoding="utf-8"))["tasks"]
+
+
+def is_ask(task: dict[str, Any], domain: str, ask_gold: str) -> bool:
+    """Whether `ask` is a gold class of the task under option `ask_gold` (`ASK_GOLD`)."""
+    if ask_gold not in ASK_GOLD:
+        raise ValueError(f"unknown ask_gold {ask_gold!r} (known: {', '.join(ASK_GOLD)})")
+    if ask_gold == "candidates":
+        return withheld_phrase(task) is not None
+    audit = ask_audit().get(domain, {}).get(task["id"])
+    if audit is None:
+        return False
+    return (audit["in_paper_ask_subset"] if ask_gold == "published"
+            else audit["label"] == "valid")
+
+
+def gold_class(task: dict[str, Any], domain: str, *, ask_gold: str = DEFAULT_ASK_GOLD
+               ) -> tuple[str, str, dict[str, str]]:
+    """The task's gold class, the rule that set it, and its further gold classes (`ask`, by
+    option `ask_gold`) with their rules."""
+    also = {"ask": ASK_GOLD[ask_gold]} if is_ask(task, domain, ask_gold) else {}
     if not reference_actions(task):
         return "refuse", REFUSE_RULE, also
     return "tool_call", TOOL_CALL_RULE, also

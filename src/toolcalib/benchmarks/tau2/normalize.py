@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcalib.benchmarks.tau2.gold import gold_class
+from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD, gold_class
 from toolcalib.jsonio import InputError, dumps, sha256_bytes
 from toolcalib.records import Case, SourceRef, Turn, docs_json
 
@@ -45,13 +45,14 @@ def check_task(task: Any, where: str) -> None:
 
 def normalize_tasks(domain: str, tasks: list[Any], tools: list[dict[str, Any]],
                     write_tools: frozenset[str], *, file: str, artifact: str,
-                    artifact_sha256: str) -> list[Case]:
-    """Every task of one domain, in the file's order."""
+                    artifact_sha256: str, ask_gold: str = DEFAULT_ASK_GOLD) -> list[Case]:
+    """Every task of one domain, in the file's order; `ask_gold`: which tasks are also `ask`
+    (`gold.ASK_GOLD`)."""
     cases = []
     for position, task in enumerate(tasks, start=1):
         where = f"{artifact}:{file}: task {position}"
         check_task(task, where)
-        gold, rule, also = gold_class(task)
+        gold, rule, also = gold_class(task, domain, ask_gold=ask_gold)
         cases.append(Case(
             id=f"{domain}_{task['id']}", benchmark="tau2", category=domain,
             turns=[Turn(index=0, messages=[], gold_action=gold)], tools_json=docs_json(tools),

@@ -17,6 +17,7 @@ from typing import Any
 
 from toolcalib.backends.base import recorded_identity
 from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.loop import conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
@@ -82,13 +83,16 @@ class Tau2:
     categories = DOMAINS
     opens_as: dict[str, str] = {}
 
-    def load_cases(self, source: str | Path, category: str) -> list[Any]:
+    def load_cases(self, source: str | Path, category: str,
+                   ask_gold: str = DEFAULT_ASK_GOLD) -> list[Any]:
+        """The domain's tasks as cases; `ask_gold`: the config's choice of `ask` tasks."""
         release = _release(str(source))
         domain = check_domain(category)
         env = Tau2Environment(release, domain)
         return normalize_tasks(domain, release.tasks(domain), env.tools(), env.write_tools(),
                                file=release.member(domain, "tasks.json"),
-                               artifact=release.wheel.name, artifact_sha256=release.sha256)
+                               artifact=release.wheel.name, artifact_sha256=release.sha256,
+                               ask_gold=ask_gold)
 
     def environment(self, source: str | Path, case: Any) -> Session:
         release = _release(str(source))
