@@ -1,10 +1,11 @@
 """Validate confirm verdicts (was a write confirmed before it ran?) against a hand-labelled
 corpus of write contexts (`tests/data/confirm_corpus.jsonl`).
 
-A corpus is JSONL, one row per write call: `id`; `source` (`kind`: `reference`, `real` or
-`handwritten`, and for a row taken from a trajectory its file, agent, user, case, write number
-and turn); `messages`, the conversation before the message holding the write (at most the last
-10, as the judge sees them: `records.Message` fields); `call` (`records.ToolCall`);
+A corpus is JSONL, one row per write call: `id`; `source` (`kind`: `reference`, `real`,
+`handwritten` or `published`, and for a row taken from a trajectory its file, agent, user,
+case, write number and turn; a `published` row names its results `file` and `model`, the
+published run's); `messages`, the conversation before the message holding the write (at most
+the last 10, as the judge sees them: `records.Message` fields); `call` (`records.ToolCall`);
 `agent_text` and `user_reply`, what the rule verdict reads (`classify.confirm.WriteContext`);
 the hand label `confirmed` and its one-line `reason`.
 
@@ -36,8 +37,10 @@ UNPARSED = "judge:confirm:unparsed"
 
 
 class Source(StrictModel):
-    kind: Literal["reference", "real", "handwritten"]
+    kind: Literal["reference", "real", "handwritten", "published"]
     trajectories: str | None = None
+    file: str | None = None
+    model: str | None = None
     agent: str | None = None
     user: str | None = None
     case_id: str | None = None
