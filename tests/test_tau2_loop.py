@@ -1,8 +1,8 @@
-"""The τ² agent-user loop: every termination (user_stop, agent_stop, max_steps,
-too_many_errors, user_error, agent_error, context_overflow), τ²'s tool errors recorded, the
-LLM user's requests (τ²'s guidelines and scenario, the conversation from the user's side), and
-end to end with an OpenAI-compatible server as the user (a scripted one, then SmolLM2 on
-llama.cpp: slow)."""
+"""The τ² agent-user loop: every termination (user_stop, agent_stop with and without calls,
+max_steps, too_many_errors, user_error, agent_error, context_overflow), τ²'s tool errors
+recorded, the LLM user's requests (τ²'s guidelines and scenario, the conversation from the
+user's side), and end to end with an OpenAI-compatible server as the user (a scripted one,
+then SmolLM2 on llama.cpp: slow)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tests.scripted_server import ScriptedServer
 from tests.tau2_episodes import TAU2, Scripted, call, cases_of, episodes, policy, text
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, recorded_identity
 from toolcalib.benchmarks.tau2.loop import GREETING
+from toolcalib.benchmarks.tau2.score import STOP_WITH_CALLS
 from toolcalib.benchmarks.tau2.user import (
     OUT_OF_SCOPE,
     STOP,
@@ -53,6 +54,32 @@ def test_agent_stop(tau2_wheel):
     assert len(agent.requests) == 1 and len(trajectory.turns) == 1
     assert trajectory.messages[-1].content == "Goodbye. ###STOP###"
     assert score.scored and score.details["termination"] == "agent_stop"
+    (step,) = trajectory.turns[0].steps
+    assert (step.results, trajectory.turns[0].ended) == ([], "no_call")
+
+
+def test_agent_stop_with_calls_runs_none_of_them(tau2_wheel, monkeypatch):
+    """τ² checks the stop token before any call runs: the step is recorded (its calls, no
+    results), no tool message follows, and τ²'s replay cannot score it (reward 0)."""
+    from toolcalib.benchmarks.tau2 import plugin
+
+    def never(self, call):
+        raise AssertionError(f"{call.name} executed")
+
+    monkeypatch.setattr(plugin.Session, "execute", never)
+    stop = call("cancel_reservation", reservation_id="EHGLP3").replace(text="Done. ###STOP###")
+    agent = Scripted(lambda request: stop)
+    _, trajectory, score = _one(tau2_wheel, "airline_0", agent)
+    assert (trajectory.outcome, trajectory.termination) == ("completed", "agent_stop")
+    assert len(agent.requests) == 1
+    (turn,) = trajectory.turns
+    (step,) = turn.steps
+    assert (step.emission.tool_calls, step.results, turn.ended) == (stop.tool_calls, [],
+                                                                     "no_call")
+    assert [m.role for m in trajectory.messages[-2:]] == ["user", "assistant"]
+    assert trajectory.messages[-1].tool_calls == stop.tool_calls
+    assert score.scored and not score.passed and score.details["reward"] == 0.0
+    assert (score.error_type, score.error_message) == ("tau2:not_evaluated", STOP_WITH_CALLS)
 
 
 def test_max_steps_counts_every_message(tau2_wheel):

@@ -24,6 +24,7 @@ from tests.tau2_trajectories import (
 )
 from toolcalib.benchmarks.tau2 import score as score_module
 from toolcalib.benchmarks.tau2.score import (
+    STOP_WITH_CALLS,
     Tau2Score,
     Tau2Scorer,
     Tau2TrajectoryError,
@@ -131,6 +132,33 @@ def test_a_trajectory_that_does_not_replay_is_an_error(tau2_release, retail):
     renamed[first_tool] = messages[first_tool].replace(**{"name": "other"})
     with pytest.raises(Tau2TrajectoryError, match="the result of other answers a call of"):
         retail.score(task, renamed, "agent_stop")
+
+
+def test_a_stop_with_calls_is_not_replayed(tau2_release, retail, evaluator):
+    """τ²'s orchestrator runs none of a stop message's calls; its DB replay fails on them (a
+    call without its tool message): reward 0, not evaluated. The calls are never seen as
+    executed (their writes would not reach the database); its action check reads them."""
+    task = _task(tau2_release, "retail", "5")
+    messages = _reference(tau2_release, "retail", task)
+    last_call = max(i for i, m in enumerate(messages) if m.tool_calls)
+    stopped = [*messages[:last_call],
+               messages[last_call].replace(**{"content": "Done. ###STOP###"})]
+    result = retail.score(task, stopped, "agent_stop")
+    assert result == Tau2Score(0.0, None, None,
+                               [True] * len(task["evaluation_criteria"]["actions"]),
+                               STOP_WITH_CALLS)
+    with pytest.raises(ValueError, match="Tool message expected"):
+        evaluator.reward_info("retail", task, stopped, "agent_stop")
+    with pytest.raises(Tau2TrajectoryError, match="the result of .* expected"):
+        retail.score(task, stopped, "user_stop")  # only the agent's stop leaves calls unrun
+    task = _task(tau2_release, "retail", "24")  # communicate ['polyester', 'cotton']
+    no_actions = {**task, "evaluation_criteria": {**task["evaluation_criteria"],
+                                                  "actions": None}}  # τ² replays nothing
+    said = [Message(role="user", content="hi"),
+            Message(role="assistant", content="polyester and cotton ###STOP###",
+                    tool_calls=[ToolCall(name="get_order_details", arguments={"order_id": "#W1"})])]
+    assert retail.score(no_actions, said, "agent_stop").reward == 1.0
+    assert evaluator.reward_info("retail", no_actions, said, "agent_stop").reward == 1.0
 
 
 def test_the_reference_replay_is_computed_once_per_task(tau2_release, monkeypatch):

@@ -4,11 +4,14 @@ The agent sees τ²'s system prompt (its agent instruction and the domain policy
 task's tools; the episode opens with τ²'s greeting from the agent, then the user speaks. Each
 agent turn is a run of steps: a step with calls executes them in τ²'s environment and returns
 their results; a step without calls is a message to the user, who answers (or stops). The
-episode ends on a user stop signal (`user_stop`), the agent's `###STOP###` (`agent_stop`), or
-a limit: `max_steps` messages (τ² counts every agent, user and tool-result message) or
-`max_errors` tool errors (`too_many_errors`): both model behaviour (outcome `step_cap`). A user
-simulator that fails is an infrastructure outcome (`user_error`, outcome `error`), never the
-agent's. Variant probes do not run here (their seams are BFCL's turns).
+episode ends on a user stop signal (`user_stop`), the agent's `###STOP###` (`agent_stop`: in
+any message, as τ²'s orchestrator checks it before anything runs; a stop message's calls are
+recorded, never executed, the step without results and its turn `no_call`), or a limit:
+`max_steps` messages (τ² counts every agent, user and tool-result message) or `max_errors`
+tool errors (`too_many_errors`): both model behaviour (outcome `step_cap`). A user simulator
+that fails is an infrastructure outcome (`user_error`, outcome `error`), never the agent's.
+Variant probes do not run here (their seams are BFCL's turns): `Tau2.variants` lists the
+variants this loop applies.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             messages.append(Message(role="assistant", content=emission.text,
                                     tool_calls=emission.tool_calls))
             count += 1
-            if not emission.tool_calls:
+            if AGENT_STOP in emission.text or not emission.tool_calls:
                 steps.append(Step(index=len(steps), emission=emission))
                 if AGENT_STOP in emission.text:
                     termination = "agent_stop"

@@ -13,13 +13,17 @@ The rule, as τ²'s `evaluate_simulation` (evaluation type `all`) applies it:
     are both absent matches without any replay. The replay re-checks each recorded tool
     result: a result that differs from the replay's (compared as JSON when both parse), or a
     tool message that does not follow its call, is an error (`Tau2TrajectoryError`), as it
-    is in τ²'s evaluator (which raises `ValueError`);
+    is in τ²'s evaluator (which raises `ValueError`). The agent's stop (`###STOP###`) in a
+    message with calls ends the episode before they run (τ²'s orchestrator; its own run then
+    raises): τ²'s replay fails on them, and here the trajectory gets reward 0, DB not
+    evaluated (a task needing no replay is scored as usual);
   - COMMUNICATE: each `communicate_info` string occurs, lower-cased, in the lower-cased text
     of one assistant message with its commas removed (the string's own commas are kept);
   - ACTION (in no task's basis here, reported always): each reference action matches some call
-    of the trajectory: the same name and equal values of the action's `compare_args`, or, when
-    it has none, of every argument the *call* passes (a call passing no argument matches any
-    action of its name).
+    of the trajectory (a stop message's unexecuted ones included, as τ²'s action check reads
+    every call of the messages): the same name and equal values of the action's
+    `compare_args`, or, when it has none, of every argument the *call* passes (a call passing
+    no argument matches any action of its name).
 
 Trajectories are toolcalib `Message`s after the task's initial state: a `tool` message answers
 the calls of the message before it, in order (τ² pairs them by id). Speed: the reference
@@ -41,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcalib.benchmarks.tau2.environment import Tau2Environment, tau2_module, write_tools
+from toolcalib.benchmarks.tau2.loop import AGENT_STOP
 from toolcalib.benchmarks.tau2.release import Tau2Release, check_domain
 from toolcalib.records import Message, ToolCall
 
@@ -52,6 +57,9 @@ DEFAULT_REWARD_BASIS = ("DB", "COMMUNICATE")
 SUPPORTED_BASIS = frozenset({"DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION"})
 """`ENV_ASSERTION` only for a task without env assertions (this release has none);
 `NL_ASSERTION` needs a judge, which τ²'s `all` evaluation refuses too."""
+STOP_WITH_CALLS = ("the agent stopped (###STOP###) in a message with tool calls: τ² executes "
+                   "none of them and its replay of the trajectory fails on a call without its "
+                   "result (its own run raises before evaluating)")
 
 
 class Tau2TrajectoryError(ValueError):
@@ -100,10 +108,12 @@ class Tau2Scorer:
         if termination not in TERMINATIONS:
             raise ValueError(f"unknown τ² termination '{termination}' "
                              f"(known: {', '.join(TERMINATIONS)})")
-        calls = paired_calls(messages)
+        unrun = stop_calls(messages, termination)
+        calls = paired_calls(messages[:-1] if unrun else messages)
         criteria = task.get("evaluation_criteria")
         actions = (criteria or {}).get("actions") or []
-        matched = [any(action_matches(action, c.call) for c in calls) for action in actions]
+        emitted = [c.call for c in calls] + unrun
+        matched = [any(action_matches(action, call) for call in emitted) for action in actions]
         if termination not in SCORED_TERMINATIONS:
             return Tau2Score(0.0, None, None, matched,
                              f"ended by {termination}: τ² evaluates agent_stop and user_stop "
@@ -116,6 +126,8 @@ class Tau2Scorer:
         if unsupported or criteria.get("env_assertions"):
             raise ValueError(f"task {task.get('id')}: reward basis {unsupported or basis} with "
                              f"env assertions {criteria.get('env_assertions')} is not scored")
+        if unrun and not _no_replay(criteria):
+            return Tau2Score(0.0, None, None, matched, STOP_WITH_CALLS)
         db_match = self._db_match(task, criteria, calls)
         missing = [info for info in criteria.get("communicate_info") or []
                    if not communicated(info, messages)]
@@ -157,7 +169,7 @@ class Tau2Scorer:
 
     def _db_match(self, task: dict[str, Any], criteria: dict[str, Any],
                   calls: list[_Call]) -> bool:
-        if criteria.get("actions") is None and criteria.get("env_assertions") is None:
+        if _no_replay(criteria):
             return True
         writes = self._writes(calls)
         if writes and self.trust_results and _write_sequence(calls, self._names) == \
@@ -239,6 +251,21 @@ def _scorer(release: Tau2Release, domain: str, trust_results: bool = False) -> T
     if key not in _SCORERS:
         _SCORERS[key] = Tau2Scorer(release, domain, trust_results)
     return _SCORERS[key]
+
+
+def _no_replay(criteria: dict[str, Any]) -> bool:
+    """τ²'s DB check matches without replaying the trajectory (no actions, no assertions)."""
+    return criteria.get("actions") is None and criteria.get("env_assertions") is None
+
+
+def stop_calls(messages: Sequence[Message], termination: str) -> list[ToolCall]:
+    """The calls of the agent's last message when it stopped (`###STOP###`) in a message with
+    calls: τ² executes none of them (no tool message follows)."""
+    last = messages[-1] if messages else None
+    if termination == "agent_stop" and last is not None and last.role == "assistant" \
+            and AGENT_STOP in last.content:
+        return list(last.tool_calls)
+    return []
 
 
 def paired_calls(messages: Sequence[Message]) -> list[_Call]:
