@@ -1,6 +1,7 @@
 """The config is validated whole before any job: a corpus of broken overlays, each failing with
 one line naming the config file(s), the field and what is allowed (`config_schema` directly,
-three of them through a real `snakemake -n`); every shipped config still validates."""
+three of them through a real `snakemake -n`), a variant a benchmark does not run among them;
+every shipped config still validates."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ MODELS = BASE["models"]
 OPENAI = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
 REPLAY = {"name": "published", "backend": "replay",
-          "options": {"path": "tests/data/replay", "model": "demo-FC", "format": "fc"}}
+          "options": {"path": "tests/data/replay", "model": "demo-FC", "format": "fc"},
+          "variants": ["baseline"]}
+TAU2_RUNS = "(tau2 runs: baseline, system-permission, no-tools-visible)"
 OPENAI_KEYS = "api_key_env, backoff_s, base_url, context_window, max_concurrency, max_retries"
 
 
@@ -131,6 +134,23 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
     ("unknown-top-level-key", {}, {"limits": 1},
      "--config: limits: unknown key (allowed: benchmarks, classifier, ", []),
     ("bad-limit", {"limit": 0}, None, "OVERLAY: limit: 0 is less than the minimum of 1", []),
+    ("variant-not-on-benchmark",
+     {"models": [{**MODELS[6], "benchmarks": {"bfcl": None, "tau2": ["baseline", "sri"]}}]},
+     None, "OVERLAY: models[0].benchmarks.tau2[1]: model 'smollm2-135m': variant 'sri' does "
+     f"not run on benchmark 'tau2' {TAU2_RUNS}", []),
+    ("model-variant-not-on-benchmark", {"models": [{**OPENAI, "variants": ["cri-retry"]}]},
+     None, "OVERLAY: models[0].variants[0]: model 'served': variant 'cri-retry' does not run "
+     f"on benchmark 'tau2' {TAU2_RUNS}", []),
+    ("run-variant-not-on-benchmark", {"models": [OPENAI]}, None,
+     f"{DEFAULT}, OVERLAY: variants[2]: model 'served': variant 'sri' does not run on "
+     f"benchmark 'tau2' {TAU2_RUNS}", []),
+    ("replay-not-baseline", {"models": [{**REPLAY, "variants": ["baseline", "sri-gate"]}]}, None,
+     "OVERLAY: models[0].variants[1]: model 'published': variant 'sri-gate' does not run on "
+     "benchmark 'bfcl' (backend 'replay' runs: baseline)", []),
+    ("replay-under-the-run-variants",
+     {"models": [{k: v for k, v in REPLAY.items() if k != "variants"}]}, None,
+     f"{DEFAULT}, OVERLAY: variants[1]: model 'published': variant 'system-permission' does "
+     "not run on benchmark 'bfcl' (backend 'replay' runs: baseline)", []),
 ]
 
 
@@ -166,8 +186,19 @@ def test_every_shipped_config_validates(tmp_path: Path, overlay: Path) -> None:
 
 
 def test_openai_and_replay_models_are_accepted(tmp_path: Path) -> None:
-    config = validate(tmp_path, {"models": [*MODELS[:1], OPENAI, REPLAY]})
+    config = validate(tmp_path, {"models": [*MODELS[:1], {**OPENAI, "benchmarks": {"bfcl": None}},
+                                            REPLAY]})
     assert config["models"][2]["options"]["format"] == "fc"
+
+
+def test_variants_each_benchmark_runs_are_accepted(tmp_path: Path) -> None:
+    """BFCL runs every variant, τ² those its loop applies, a replayed run `baseline`; a
+    benchmark without categories runs nothing (nothing to refuse)."""
+    on_tau2 = {"bfcl": None, "tau2": ["baseline", "system-permission", "no-tools-visible"]}
+    validate(tmp_path, {"variants": sorted(VARIANTS),
+                        "models": [{**OPENAI, "benchmarks": on_tau2}, REPLAY]})
+    validate(tmp_path, {"variants": ["sri", "cri-retry"], "models": [OPENAI],
+                        "benchmarks": {"tau2": {"categories": []}}})
 
 
 def test_the_schema_is_generated_from_the_registries() -> None:
@@ -225,7 +256,11 @@ def written(project: Path) -> list[str]:
     ({"limit": 2}, ["--config", "judge={model: nobody}"],
      "--config, {overlay}: judge.model: 'nobody' is not in 'models' (known: policy-oracle, "
      "policy-never_call)"),
-], ids=["unknown-option", "judge-unknown-model"])
+    ({"models": [{**OPENAI, "variants": ["sri"]}],
+      "benchmarks": {"tau2": {"categories": ["airline"]}}}, [],
+     "{overlay}: models[0].variants[0]: model 'served': variant 'sri' does not run on "
+     f"benchmark 'tau2' {TAU2_RUNS}"),
+], ids=["unknown-option", "judge-unknown-model", "variant-not-on-benchmark"])
 def test_snakemake_dry_run_stops_before_any_job_with_the_line(
         project: Path, tmp_path: Path, overlay: dict[str, Any], config: list[str],
         line: str) -> None:

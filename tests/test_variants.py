@@ -1,18 +1,25 @@
-"""Context variants and their probes on real BFCL cases (reference policies as models)."""
+"""Context variants and their probes on real BFCL cases (reference policies as models), and
+which variants each benchmark runs (a refused one stops `generate` before anything runs)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from toolcalib.backends.base import Request
+from toolcalib.benchmarks import MODULES, get_benchmark
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.trajectory import classify_trajectory
+from toolcalib.cli import main
 from toolcalib.generate import run_case
 from toolcalib.jsonio import dumps, parse_line
 from toolcalib.probes import ProbeContext, sri_message, unsupported
 from toolcalib.records import Case, Emission, ToolCall
-from toolcalib.variants import PERMISSION_PROMPT, get_variant
+from toolcalib.variants import PERMISSION_PROMPT, VARIANTS, get_variant, refusal
 
 
 class Scripted:
@@ -118,3 +125,40 @@ def test_unsupported_reasons():
     context.observed.append((ToolCall(name="ls"), "x.pdf"))
     assert unsupported(guessed, context) is None
     assert "(none)" in sri_message(ProbeContext(requests=["only"]))
+
+
+TAU2_REFUSED = "(tau2 runs: baseline, system-permission, no-tools-visible)"
+
+
+def test_each_benchmark_declares_the_variants_it_runs():
+    assert get_benchmark("bfcl").variants == tuple(VARIANTS)
+    assert get_benchmark("tau2").variants == ("baseline", "system-permission", "no-tools-visible")
+    for name in MODULES:
+        assert set(get_benchmark(name).variants) <= set(VARIANTS)
+    assert refusal("m", "openai", "sri", "bfcl") is None
+    assert refusal("m", "openai", "no-tools-visible", "tau2") is None
+    assert refusal("m", "openai", "cri-retry", "tau2") == (
+        f"model 'm': variant 'cri-retry' does not run on benchmark 'tau2' {TAU2_REFUSED}")
+    assert refusal("p", "replay", "baseline", "tau2") is None
+    assert refusal("p", "replay", "system-permission", "bfcl") == (
+        "model 'p': variant 'system-permission' does not run on benchmark 'bfcl' (backend "
+        "'replay' runs: baseline)")
+
+
+@pytest.mark.parametrize(("backend", "variant", "benchmark", "line"), [
+    ("policy", "sri", "tau2", f"model 'p': variant 'sri' does not run on benchmark 'tau2' "
+                              f"{TAU2_REFUSED}"),
+    ("replay", "sri", "bfcl", "model 'p': variant 'sri' does not run on benchmark 'bfcl' "
+                              "(backend 'replay' runs: baseline)"),
+])
+def test_generate_refuses_a_variant_its_benchmark_does_not_run(tmp_path, capsys, backend,
+                                                               variant, benchmark, line):
+    """One line, exit status 2, before any backend is built or any file read."""
+    spec = json.dumps({"name": "p", "backend": backend, "options": {}})
+    out = tmp_path / "out.jsonl"
+    status = main(["generate", "--model-spec", spec, "--variant", variant, "--benchmark",
+                   benchmark, "--cases", str(tmp_path / "none.jsonl"), "--source",
+                   str(tmp_path / "none.whl"), "--out", str(out)])
+    assert status == 2
+    assert capsys.readouterr().err == f"toolcalib generate: error: {line}\n"
+    assert not out.exists()

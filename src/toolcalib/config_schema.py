@@ -7,7 +7,8 @@ JSON schema: unknown options are errors), `benchmarks.<name>` follows the benchm
 model (`benchmarks.CONFIGS`), and the variants are those of `variants.VARIANTS`. What one
 schema cannot say is checked after it: model names that collide once escaped into DVC stage
 names or compared case-insensitively, the judge naming a model that is not in `models` (or a
-policy), a model's options as its backend receives them (`model_dir` filled from `source`).
+policy), a model's options as its backend receives them (`model_dir` filled from `source`), a
+variant a benchmark does not run (`check_variants`).
 
 The first error is raised as one `ConfigError` line: the config file(s) it comes from, the
 path to the field and what is allowed, e.g.
@@ -30,7 +31,7 @@ from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
 from toolcalib.config import load_model
 from toolcalib.dvcsync import stage_part
-from toolcalib.variants import VARIANTS
+from toolcalib.variants import VARIANTS, refusal
 
 Layer = tuple[str, Mapping[str, Any]]
 """A config source and what it sets: a file's name and its content, or `--config` and the
@@ -90,6 +91,7 @@ def check_config(config: dict[str, Any], layers: Sequence[Layer],
     base = load_yaml(schema_file)
     check_schema(config, config_schema(base), layers)
     check_references(config, layers)
+    check_variants(config, layers)
     fill_defaults(config, base)
 
 
@@ -195,6 +197,33 @@ def check_references(config: Mapping[str, Any], layers: Sequence[Layer]) -> None
                     also=[("models",)])
     overrides = judge.get("options") or {}
     check_options(model, {**effective_options(model), **overrides}, layers, ("judge", "options"))
+
+
+def check_variants(config: Mapping[str, Any], layers: Sequence[Layer]) -> None:
+    """Every (model, variant, benchmark) the config runs (`runs()` in `common.smk`: the
+    model's `variants`, else the run's, each within its `benchmarks` entry's list if it has
+    one; a benchmark without categories runs nothing) is one the benchmark runs
+    (`variants.refusal`); the error points at the list that asks for it."""
+    for index, model in enumerate(config["models"]):
+        own, chosen = model.get("variants"), model.get("benchmarks")
+        for benchmark, section in sorted(config["benchmarks"].items()):
+            if not section["categories"] or (chosen is not None and benchmark not in chosen):
+                continue
+            listed = (chosen or {}).get(benchmark)
+            for variant in own or config["variants"]:
+                if listed and variant not in listed:
+                    continue
+                line = refusal(model["name"], model["backend"], variant, benchmark)
+                if line is None:
+                    continue
+                if listed:
+                    path: FieldPath = ("models", index, "benchmarks", benchmark,
+                                       listed.index(variant))
+                elif own:
+                    path = ("models", index, "variants", own.index(variant))
+                else:
+                    path = ("variants", config["variants"].index(variant))
+                raise error(layers, path, line, also=[("models", index, "name")])
 
 
 def effective_options(model: Mapping[str, Any]) -> dict[str, Any]:

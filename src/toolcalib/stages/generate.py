@@ -26,7 +26,7 @@ from toolcalib.progress import Progress
 from toolcalib.records import Case, Trajectory
 from toolcalib.stages import log
 from toolcalib.store import ResponseStore, StoredBackend
-from toolcalib.variants import get_variant
+from toolcalib.variants import get_variant, refusal
 
 FAILED = "{failed} of {total} cases of {label} failed"
 """How a failed job's message starts (`toolcalib status` reads it from the job's log)."""
@@ -43,14 +43,18 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
         case_ids: list[str] | None = None, benchmark_options: dict[str, Any] | None = None,
         user_spec: str | None = None) -> None:
     """`benchmark_options`: the loop's fields of the benchmark's config section; `user_spec`:
-    the model playing a simulated user (JSON, as `model_spec`), if not the reference user."""
+    the model playing a simulated user (JSON, as `model_spec`), if not the reference user. A
+    variant the benchmark (or a replayed run) does not run is refused (`variants.refusal`)."""
     spec = parse_model_spec(model_spec)
+    context = get_variant(variant)
+    refused = refusal(spec.name, spec.backend, variant, benchmark)
+    if refused is not None:
+        raise InputError(refused)
     backend = _stored(make_backend(spec), spec.name, store, explain_misses)
     user = None
     if user_spec is not None:
         user_model = parse_model_spec(user_spec, "--user-spec")
         user = _stored(make_backend(user_model), user_model.name, store, explain_misses)
-    context = get_variant(variant)
     bench = get_benchmark(benchmark)
     selected = select(read_records(cases, Case), cases, limit, case_ids)
     label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"

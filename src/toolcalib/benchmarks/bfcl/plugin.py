@@ -22,6 +22,7 @@ from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.benchmarks.bfcl.replay import RecordedRun
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import GoldTrace
+from toolcalib.variants import VARIANTS
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
 class Bfcl:
     name = "bfcl"
     categories = CATEGORIES
+    variants = tuple(VARIANTS)
+    """Every variant: the generic loop (`generate.conversation`) applies each one's preamble,
+    case adjustment and probe at BFCL's turns."""
     opens_as = {"multi_turn_long_context": "multi_turn_base",
                 "multi_turn_miss_param": "multi_turn_base"}
     """Categories built from the base cases (same ids); most open with the base case's first
