@@ -83,6 +83,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSON, as --model-spec: the model playing a simulated user")
     p.add_argument("--out", required=True)
 
+    p = sub.add_parser("import-run", help="a published run (backend `replay`) -> one "
+                       "category's cases and trajectories, read by its benchmark's plugin")
+    p.add_argument("--model-spec", required=True, help="JSON: {name, backend: replay, options}")
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--category", required=True)
+    p.add_argument("--source", required=True, help="the downloaded release")
+    p.add_argument("--cases", default=None,
+                   help="the release's cases of the category (benchmarks whose results files"
+                        " do not embed theirs: BFCL)")
+    p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
+    p.add_argument("--case-ids", type=_ids, default=None,
+                   help="comma-separated case ids (in file order) instead of --limit")
+    p.add_argument("--benchmark-options", type=_json_object, default=None,
+                   help="JSON: the benchmark config section's own settings")
+    p.add_argument("--out", required=True, help="out: the trajectories (JSON lines)")
+    p.add_argument("--out-cases", required=True, help="out: the cases scored (JSON lines)")
+
     p = sub.add_parser("evaluate", help="classify and score every category of one run, then"
                        " its per-case table and triples")
     p.add_argument("--profile", required=True, help="classifier profile")

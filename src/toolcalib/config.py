@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,6 +25,9 @@ def load_model(ref: str) -> type[BaseModel]:
     """The class a registry's `module:class` entry names."""
     module, _, name = ref.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+Options = TypeVar("Options", bound=BaseModel)
 
 
 class ReleaseConfig(StrictModel):
@@ -65,3 +68,13 @@ def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InputError(f"{origin}: field '{field_path(first)}': {first['msg']}") from exc
+
+
+def model_options(options_model: type[Options], spec: ModelSpec) -> Options:
+    """A model entry's `options` as its options model (an InputError names the option)."""
+    try:
+        return options_model.model_validate(spec.options)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(f"model '{spec.name}': option '{field_path(first)}': "
+                         f"{first['msg']}") from None

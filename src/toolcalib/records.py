@@ -191,6 +191,33 @@ class TurnTrace(Record, kw_only=True):
     omitted_at_default: ClassVar[tuple[str, ...]] = ("user",)
 
 
+class Published(Record, kw_only=True):
+    """Where an imported trajectory came from: one record of a published run's file, what
+    the run recorded, and how the import read it (`Benchmark.import_run`)."""
+
+    file: str
+    """The file's path as the model's options name it (under `path`)."""
+    file_sha256: str
+    index: int
+    """The record's 0-based position in the file."""
+    record: str
+    """The record's own id."""
+    trial: int | None = None
+    claimed_case: str | None = None
+    """The task id the record names, if any."""
+    pairing: str | None = None
+    """How the record was placed where it does not say so itself: paired with another task
+    than it names (opt-in, with the evidence), or numbered as a trial."""
+    termination: str = "recorded"
+    """How the termination was read (`recorded`, or from the dialogue, or missing)."""
+    recorded: dict[str, Any] = {}
+    """The record's own verdict (τ²: reward, its basis and parts, db_match, termination)."""
+    replayed: dict[str, Any] = {}
+    """What re-executing the record's calls gave (τ²: the database hashes after them)."""
+    differences: list[str] = []
+    """Re-executed tool results that differ from the recorded ones, each named."""
+
+
 class Trajectory(Record, kw_only=True):
     case_id: str
     benchmark: str
@@ -213,8 +240,11 @@ class Trajectory(Record, kw_only=True):
     user_identity: dict[str, Any] | None = None
     """What identifies the simulated user's answers (a backend's identity, or the reference
     user's name and version), as `model_identity` does the model's."""
+    published: Published | None = None
+    """The published run's record this trajectory was imported from (backend `replay`)."""
 
-    omitted_at_default: ClassVar[tuple[str, ...]] = ("termination", "user_identity")
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("termination", "user_identity",
+                                                     "published")
 
 
 class ActionRow(Record, kw_only=True):

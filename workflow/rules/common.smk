@@ -1,6 +1,8 @@
 # Config lookups, input functions and targets shared by every rule.
 import json
+import re
 import shlex
+from pathlib import Path
 
 from toolcalib.backends import MODULES as BACKEND_MODULES
 from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
@@ -20,6 +22,30 @@ wildcard_constraints:
     variant=PATH_SAFE,
     benchmark=PATH_SAFE,
     category=PATH_SAFE,
+
+
+REPLAYED = sorted(name for name, model in MODELS.items() if model["backend"] == "replay")
+"""Published runs: imported by their benchmark's plugin (rule `import_run`), not generated."""
+GENERATED_MODEL = (f"(?!(?:{'|'.join(map(re.escape, REPLAYED))})(?![A-Za-z0-9_.-])){PATH_SAFE}"
+                   if REPLAYED else PATH_SAFE)
+"""Any model name but a published run's (a lookahead: the name may not end there)."""
+REPLAYED_MODEL = "|".join(map(re.escape, REPLAYED)) or "(?!)"
+
+
+def published_files(wildcards):
+    """The files a published run's `path` names (a file, or every file under a folder)."""
+    path = Path(MODELS[wildcards.model]["options"]["path"])
+    if path.is_dir():
+        return sorted(str(p) for p in path.rglob("*") if p.is_file())
+    return [str(path)]
+
+
+def run_inputs(kind, model, benchmark):
+    """A run's `cases` or `gold` per category: the release's, or a published run's own."""
+    if model in REPLAYED:
+        return [f"results/published/{model}/{benchmark}/{c}.{kind}.jsonl"
+                for c in BENCHMARKS[benchmark]["categories"]]
+    return category_files(kind, benchmark, "jsonl")
 
 
 def module_file(module):
@@ -185,8 +211,12 @@ def run_tables():
 
 
 def case_files():
-    return [f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
-            for c in BENCHMARKS[b]["categories"]]
+    """Every case file a run scores: the releases', then the published runs' own."""
+    return [*(f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
+              for c in BENCHMARKS[b]["categories"]),
+            *(f"results/published/{m}/{b}/{c}.cases.jsonl" for m in REPLAYED
+              for b in sorted(BENCHMARKS) if "baseline" in benchmark_variants(m, b)
+              for c in BENCHMARKS[b]["categories"])]
 
 
 METRICS = [

@@ -9,8 +9,8 @@ for _benchmark in sorted(BENCHMARKS):
         name:
             f"evaluate_{_benchmark}"
         input:
-            cases=category_files("cases", _benchmark, "jsonl"),
-            gold=category_files("gold", _benchmark, "jsonl"),
+            cases=lambda wc, b=_benchmark: run_inputs("cases", wc.model, b),
+            gold=lambda wc, b=_benchmark: run_inputs("gold", wc.model, b),
             trajectories=category_files("trajectories/{model}/{variant}", _benchmark, "jsonl"),
             release=f"results/raw/{_benchmark}/{BENCHMARKS[_benchmark]['file']}",
             judge=judge_inputs if CLASSIFIER_JUDGE else [],

@@ -16,6 +16,8 @@ rule generate:
         store=config["store"],
     log:
         "results/logs/generate/{model}/{variant}/{benchmark}/{category}.log",
+    wildcard_constraints:
+        model=GENERATED_MODEL,
     threads: generate_threads
     priority: generate_job_priority
     resources:
@@ -26,3 +28,34 @@ rule generate:
         " --benchmark {wildcards.benchmark} --cases {input.cases:q} --source {input.release:q}"
         " --limit {params.limit}{params.ids}{params.loop} --store {params.store:q} --out {output:q}"
         " 2> {log:q}"
+
+
+rule import_run:
+    """A published run (backend `replay`) read by its benchmark's plugin: one category's cases
+    and trajectories (`baseline` only: what the recorded model saw)."""
+    input:
+        files=published_files,
+        cases="results/cases/{benchmark}/{category}.jsonl",
+        release=release,
+        code=benchmark_code("import_run"),
+    output:
+        trajectories="results/trajectories/{model}/baseline/{benchmark}/{category}.jsonl",
+        cases="results/published/{model}/{benchmark}/{category}.cases.jsonl",
+    wildcard_constraints:
+        model=REPLAYED_MODEL,
+    params:
+        spec=model_spec,
+        limit=limit_value,
+        ids=case_ids_option,
+        options=case_options,
+    log:
+        "results/logs/import_run/{model}/{benchmark}/{category}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "toolcalib import-run --model-spec {params.spec:q} --benchmark {wildcards.benchmark}"
+        " --category {wildcards.category} --source {input.release:q} --cases {input.cases:q}"
+        " --limit {params.limit}{params.ids}{params.options} --out {output.trajectories:q}"
+        " --out-cases {output.cases:q} 2> {log:q}"

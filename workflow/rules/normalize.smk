@@ -35,3 +35,22 @@ rule gold:
     shell:
         "toolcalib gold --benchmark {wildcards.benchmark} --cases {input.cases:q}"
         " --source {input.release:q} --out {output:q} 2> {log:q}"
+
+
+rule gold_published:
+    """The ground truth of a published run's own cases (τ²: the tasks its file embeds)."""
+    input:
+        cases="results/published/{model}/{benchmark}/{category}.cases.jsonl",
+        release=release,
+        code=benchmark_code("gold"),
+    output:
+        "results/published/{model}/{benchmark}/{category}.gold.jsonl",
+    log:
+        "results/logs/gold/published/{model}/{benchmark}/{category}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    shell:
+        "toolcalib gold --benchmark {wildcards.benchmark} --cases {input.cases:q}"
+        " --source {input.release:q} --out {output:q} 2> {log:q}"

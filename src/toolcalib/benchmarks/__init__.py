@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
     from toolcalib.records import Case, Trajectory
 
@@ -26,6 +28,10 @@ class Benchmark(Protocol):
     categories: tuple[str, ...]
     opens_as: dict[str, str]
     """Category -> the category whose cases its cases open as (job order only: `schedule`)."""
+    variants: tuple[str, ...]
+    """The context variants whose effect this benchmark's loop applies (`variants.VARIANTS`
+    names): a run under another is refused (`variants.refusal`), not labelled and run as
+    baseline."""
 
     def load_cases(self, source: str, category: str, **options: Any) -> list[Case]:
         """The category's cases; `options`: the fields of the benchmark's config section that
@@ -62,6 +68,27 @@ class Benchmark(Protocol):
 
     policies: dict[str, Any]
     """Reference policies with a meaning of their own on this benchmark (`backends.policy`)."""
+
+    def import_run(self, source: str, options: ReplayOptions, model: str, category: str,
+                   cases: list[Case], settings: Mapping[str, Any]) -> ImportedRun:
+        """A published run of this benchmark (a model with backend `replay`, `options` naming
+        its files) as the cases and trajectories of one category, variant `baseline`. `cases`:
+        the release's cases of the category, selected as for any model (a benchmark whose
+        files embed their own cases returns those instead); `settings`: the benchmark config
+        section's own fields (e.g. how gold is set)."""
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """What `Benchmark.import_run` makes of a published run's files for one category."""
+
+    cases: list[Case]
+    """The cases scored, one per trajectory, in the trajectories' order."""
+    trajectories: list[Trajectory]
+    identity: dict[str, Any]
+    """What identifies the published run (backend, files and their sha256, recorded models)."""
+    notes: list[str] = field(default_factory=list)
+    """One line each: records left without a cell, divergences, what the import read."""
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -21,6 +21,7 @@ from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.loop import conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
+from toolcalib.benchmarks.tau2.published import import_category
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
@@ -59,7 +60,9 @@ class Session:
 
 def conversation_of(trajectory: Any) -> list[Any]:
     """The agent's messages and tool results of a trajectory (or its view), from its steps:
-    what τ²'s reward reads (the users' texts carry no calls in these domains)."""
+    what τ²'s reward reads (the users' texts carry no calls in these domains). A step whose
+    calls have no results (the agent's stop in a message with calls: none ran) has no tool
+    messages after it."""
     messages = []
     for trace in trajectory.turns:
         for step in trace.steps:
@@ -68,8 +71,9 @@ def conversation_of(trajectory: Any) -> list[Any]:
             emission = step.emission
             calls = [ToolCall(name=c.name, arguments=c.arguments) for c in emission.tool_calls]
             messages.append(Message(role="assistant", content=emission.text, tool_calls=calls))
-            messages += [Message(role="tool", name=call.name, content=result)
-                         for call, result in zip(calls, step.results, strict=True)]
+            if step.results:
+                messages += [Message(role="tool", name=call.name, content=result)
+                             for call, result in zip(calls, step.results, strict=True)]
     return messages
 
 
@@ -81,6 +85,11 @@ def _release(source: str) -> Tau2Release:
 class Tau2:
     name = "tau2"
     categories = DOMAINS
+    variants = ("baseline", "system-permission", "no-tools-visible")
+    """What the agent-user loop (`loop`) applies: a variant's system message (its preamble,
+    before τ²'s system prompt) and its case adjustment (no tools offered, gold `tool_call` as
+    `refuse`). It runs no probe, so `sri`, `sri-gate` (halt seam) and `cri-retry` (call seam)
+    would run as baseline: refused."""
     opens_as: dict[str, str] = {}
 
     def load_cases(self, source: str | Path, category: str,
@@ -152,6 +161,13 @@ class Tau2:
         return structural_hits(case, trajectory, score)
 
     policies = POLICIES
+
+    def import_run(self, source: str | Path, options: Any, model: str, category: str,
+                   cases: list[Any], settings: Any) -> Any:
+        """A published τ² run (τ²'s results files under `options.path`, `published`): the
+        cases come from the tasks embedded in its file, not from `cases`."""
+        return import_category(options.path, _release(str(source)), model, category,
+                               options.pairing, settings.get("ask_gold", DEFAULT_ASK_GOLD))
 
     def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
         """The agent-user loop with the config's limits and user (`reference`, else the

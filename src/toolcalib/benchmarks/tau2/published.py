@@ -1,0 +1,508 @@
+"""Published τ²-bench runs (τ²'s results format, as `tau2 run` writes it) as cases and
+trajectories.
+
+A results file is a JSON object with `info` (agent and user LLMs, `environment_info` with the
+domain and its policy), `tasks` (the task set the run used) and `simulations` (one per task and
+trial: `messages`, `termination_reason`, `reward_info` with the recorded reward and its parts).
+
+- **Shape.** Anything else (a bare list of simulations, a summary with `domain`/`pass_rate`, a
+  truncated file) stops with one line naming the file and the keys expected (`InputError`).
+- **Release check.** The file's domain must be one we run and its policy the pinned release's
+  (else one line naming the file and what differs). The database is not in the format: it is
+  checked through the tool results, every call re-executed (below).
+- **Tasks.** Gold and Acc use the tasks embedded in the file (normalized as the release's,
+  `normalize_tasks`); each case records whether its task equals the pinned release's.
+- **Unit.** A simulation is the case `<domain>_<task id>:trial<k>`: trials stay apart and each
+  weighs 1 in its cell (the method pools simulations).
+- **Which task.** A simulation is scored against its recorded `task_id` unless the recorded
+  action checks name another task's actions, or it has none: then it is excluded with a named
+  reason (outcome `error`, counted in `n_excluded`; without a task id it has no cell and is
+  listed only). With `pairing: evidence` such a simulation is paired instead, by the action ids
+  of its recorded checks and the identifiers of the task found in its dialogue; the pairing
+  and its evidence are kept on the trajectory (`Published.pairing`).
+- **Re-execution.** Every recorded tool call runs again in τ²'s environment for the task; the
+  trajectory holds the re-executed result (what the scorer replays), and each result that
+  differs from the recorded one is listed (`Published.differences`); the import goes on.
+- **Termination.** τ²'s reason maps onto ours (`user_stop`/`agent_stop`: completed;
+  `max_steps`/`too_many_errors`: step_cap; any other: error). A missing reason is named: it is
+  read from the dialogue only where a final `###STOP###` shows it, and the reading is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from toolcalib.benchmarks import ImportedRun
+from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
+from toolcalib.benchmarks.tau2.loop import AGENT_STOP, GREETING
+from toolcalib.benchmarks.tau2.normalize import normalize_tasks
+from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release
+from toolcalib.benchmarks.tau2.score import TERMINATIONS
+from toolcalib.benchmarks.tau2.user import is_stop
+from toolcalib.jsonio import InputError, dumps, sha256_file
+from toolcalib.records import (
+    Case,
+    Emission,
+    Message,
+    Outcome,
+    Published,
+    Step,
+    ToolCall,
+    Trajectory,
+    TurnTrace,
+)
+
+SHAPE = "an object with keys 'info', 'tasks' and 'simulations' (τ²'s results format)"
+EXCLUDED = "tau2:published:excluded"
+"""The `error` of a simulation left out of scoring (its reason follows)."""
+Pairing = Literal["none", "evidence"]
+OUTCOME_OF: dict[str, Outcome] = {"user_stop": "completed", "agent_stop": "completed",
+                                  "max_steps": "step_cap", "too_many_errors": "step_cap"}
+ID_TOKEN = re.compile(r"#?\b[A-Za-z0-9_.@-]*\d[A-Za-z0-9_.@-]*\b")
+"""Identifier-like tokens of a task (user, order, reservation ids, e-mails), for pairing."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One results file, shape-checked: its domain, tasks by id and raw simulations."""
+
+    path: Path
+    sha256: str
+    domain: str
+    info: dict[str, Any]
+    tasks: dict[str, dict[str, Any]]
+    simulations: list[dict[str, Any]]
+
+    @property
+    def agent(self) -> str:
+        return str((self.info.get("agent_info") or {}).get("llm"))
+
+    @property
+    def user(self) -> str:
+        return str((self.info.get("user_info") or {}).get("llm"))
+
+
+def read_run(path: str | Path) -> Run:
+    """A results file, its shape checked (one `InputError` line naming the file otherwise)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_bytes())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not a complete JSON document ({exc.msg} at line {exc.lineno}"
+                         f" column {exc.colno}); expected {SHAPE}") from None
+    if isinstance(data, list):
+        raise InputError(f"{path}: a JSON list of {len(data)} items, expected {SHAPE}")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: a JSON {type(data).__name__}, expected {SHAPE}")
+    missing = [key for key in ("info", "tasks", "simulations") if key not in data]
+    if missing:
+        raise InputError(f"{path}: keys {', '.join(sorted(map(str, data)))} (no "
+                         f"{', '.join(missing)}), expected {SHAPE}")
+    info, tasks, simulations = data["info"], data["tasks"], data["simulations"]
+    if not isinstance(info, dict) or not isinstance(tasks, list) \
+            or not isinstance(simulations, list):
+        raise InputError(f"{path}: 'info' must be an object, 'tasks' and 'simulations' lists;"
+                         f" expected {SHAPE}")
+    domain = (info.get("environment_info") or {}).get("domain_name")
+    if domain not in DOMAINS:
+        raise InputError(f"{path}: field 'info.environment_info.domain_name': {domain!r}, "
+                         f"expected one of {', '.join(DOMAINS)}")
+    by_id: dict[str, dict[str, Any]] = {}
+    for number, task in enumerate(tasks):
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            raise InputError(f"{path}: field 'tasks[{number}].id': missing or not a string")
+        by_id[task["id"]] = task
+    for number, sim in enumerate(simulations):
+        if not isinstance(sim, dict) or not isinstance(sim.get("messages"), list):
+            raise InputError(f"{path}: field 'simulations[{number}].messages': missing or not"
+                             " a list")
+    return Run(path, sha256_file(path), domain, info, by_id, simulations)
+
+
+def check_release(run: Run, release: Tau2Release) -> dict[str, bool]:
+    """Task id -> whether the embedded task equals the pinned release's; raises when the
+    file's policy is not the pinned release's."""
+    policy = (run.info.get("environment_info") or {}).get("policy")
+    pinned = release.policy(run.domain)
+    if policy != pinned:
+        where = next((i for i, (a, b) in enumerate(zip(policy or "", pinned, strict=False))
+                      if a != b), min(len(policy or ""), len(pinned)))
+        raise InputError(f"{run.path}: field 'info.environment_info.policy': not the pinned "
+                         f"release's {run.domain} policy ({release.wheel.name}); first "
+                         f"difference at character {where}")
+    tasks = {task["id"]: dumps(task) for task in release.tasks(run.domain)}
+    return {task_id: tasks.get(task_id) == dumps(task) for task_id, task in run.tasks.items()}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Which task a simulation is scored against, or why none."""
+
+    task_id: str | None
+    trial: int
+    excluded: str | None = None
+    pairing: str | None = None
+
+
+def checked_task_ids(sim: dict[str, Any]) -> set[str]:
+    """The task ids the recorded action checks name (action id `<task id>_<k>`)."""
+    checks = (sim.get("reward_info") or {}).get("action_checks") or []
+    ids = {str((check.get("action") or {}).get("action_id", "")).rpartition("_")[0]
+           for check in checks if isinstance(check, dict)}
+    return ids - {""}
+
+
+def assign(run: Run, pairing: Pairing) -> list[Assignment]:
+    """The task and trial of every simulation, in file order (see the module docstring)."""
+    found: list[tuple[str | None, str | None, str | None, Any]] = []
+    for sim in run.simulations:
+        claimed = sim.get("task_id")
+        claimed = None if claimed is None else str(claimed)
+        checked = checked_task_ids(sim)
+        problem = None
+        if claimed is None:
+            problem = "no task_id recorded"
+        elif claimed not in run.tasks:
+            problem = f"task_id {claimed!r} is not among the file's tasks"
+        elif checked and checked != {claimed}:
+            problem = (f"task_id {claimed!r}, but the recorded action checks name task "
+                       f"{', '.join(sorted(checked))}'s actions")
+        if problem is None:
+            found.append((claimed, None, None, sim.get("trial")))
+        elif pairing == "evidence":
+            task_id, evidence = pair(run, sim, checked)
+            if task_id is None:
+                found.append((claimed if claimed in run.tasks else None,
+                              f"{problem}; pairing: {evidence}", None, sim.get("trial")))
+            else:
+                found.append((task_id, None, f"{problem}; paired with task {task_id!r}: "
+                              f"{evidence}", sim.get("trial")))
+        else:
+            found.append((claimed if claimed in run.tasks else None, problem, None,
+                          sim.get("trial")))
+    taken: set[tuple[str, int]] = set()
+    for task_id, _, paired, trial in found:
+        if task_id is not None and paired is None and _is_int(trial):
+            taken.add((task_id, trial))
+    assignments = []
+    for task_id, excluded, paired, trial in found:
+        number = trial if _is_int(trial) else 0
+        if task_id is not None and (paired is not None or not _is_int(trial)):
+            while (task_id, number) in taken:
+                number += 1
+            taken.add((task_id, number))
+            if number != trial:
+                how = "not recorded" if not _is_int(trial) else f"recorded {trial}"
+                paired = f"{paired}; trial {number} ({how})" if paired else \
+                    f"trial {number} ({how}: numbered in file order)"
+        assignments.append(Assignment(task_id, number, excluded, paired))
+    return assignments
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def identifiers(task: dict[str, Any]) -> set[str]:
+    """Identifier-like strings of a task: its scenario's and its reference actions' values."""
+    text = json.dumps([task.get("user_scenario"),
+                       (task.get("evaluation_criteria") or {}).get("actions")],
+                      ensure_ascii=False)
+    return {token.lstrip("#") for token in ID_TOKEN.findall(text) if len(token) >= 5
+            and any(c.isalpha() for c in token)}
+
+
+def pair(run: Run, sim: dict[str, Any], checked: set[str]) -> tuple[str | None, str]:
+    """The task a simulation belongs to by evidence, and the evidence (or why none)."""
+    dialogue = " ".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or [])
+                        for m in sim["messages"] if isinstance(m, dict))
+    if checked:
+        candidates = sorted(checked & set(run.tasks))
+        basis = f"action checks name task {', '.join(sorted(checked))}"
+    else:
+        candidates = sorted(t for t, task in run.tasks.items()
+                            if not (task.get("evaluation_criteria") or {}).get("actions"))
+        basis = "no action checks (a task without reference actions)"
+    scored = sorted(((sorted(i for i in identifiers(run.tasks[t]) if i in dialogue), t)
+                     for t in candidates), key=lambda x: -len(x[0]))
+    if not scored or not scored[0][0]:
+        return None, f"{basis}; no identifier of a candidate task in the dialogue"
+    if len(scored) > 1 and len(scored[1][0]) == len(scored[0][0]):
+        return None, (f"{basis}; tasks {scored[0][1]!r} and {scored[1][1]!r} match "
+                      f"{len(scored[0][0])} identifiers each")
+    found, task_id = scored[0]
+    return task_id, f"{basis}; identifiers in the dialogue: {', '.join(found[:4])}"
+
+
+def termination_of(sim: dict[str, Any], turns: list[TurnTrace]) -> tuple[str | None, str]:
+    """Our termination (None: none known) and how it was read."""
+    recorded = sim.get("termination_reason")
+    if recorded is not None:
+        if recorded not in TERMINATIONS:
+            return str(recorded), f"recorded {recorded!r} (not a τ² termination reason)"
+        return str(recorded), "recorded"
+    last = next((m for m in reversed(sim["messages"]) if isinstance(m, dict)
+                 and m.get("role") in ("user", "assistant")), None)
+    if last is not None and last.get("role") == "user" and is_stop(last.get("content") or ""):
+        return "user_stop", "termination_reason missing; the user's last message stops"
+    if last is not None and AGENT_STOP in (last.get("content") or ""):
+        return "agent_stop", "termination_reason missing; the agent's last message stops"
+    return None, "termination_reason missing; the dialogue shows no stop"
+
+
+def _calls(message: dict[str, Any], where: str) -> list[tuple[str | None, ToolCall]]:
+    calls = []
+    for number, call in enumerate(message.get("tool_calls") or []):
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                arguments = None
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) \
+                or not isinstance(arguments, dict):
+            raise InputError(f"{where}: field 'tool_calls[{number}]': a call needs a string "
+                             "'name' and object 'arguments'")
+        calls.append((call.get("id"), ToolCall(name=call["name"], arguments=arguments)))
+    return calls
+
+
+def _usage(message: dict[str, Any], key: str) -> int | None:
+    value = (message.get("usage") or {}).get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def simulation_turns(sim: dict[str, Any], where: str, environment: Tau2Environment | None
+                     ) -> tuple[list[TurnTrace], list[Message], list[str]]:
+    """The agent's steps per user turn, the conversation, and the re-executed results that
+    differ from the recorded ones (`environment` None: the recorded results are kept)."""
+    messages: list[Message] = []
+    turns: list[TurnTrace] = []
+    differences: list[str] = []
+    steps: list[Step] = []
+    user: str | None = None
+    raw = sim["messages"]
+    recorded_results = {m.get("id"): str(m.get("content") or "") for m in raw
+                        if isinstance(m, dict) and m.get("role") == "tool"}
+    order = [m for m in raw if isinstance(m, dict) and m.get("role") == "tool"]
+    next_tool = 0
+
+    def close(ended: Any = "no_call") -> None:
+        nonlocal steps
+        if steps or user is not None:
+            turns.append(TurnTrace(index=len(turns), steps=steps, ended=ended, user=user))
+        steps = []
+
+    for number, message in enumerate(raw):
+        at = f"{where}: message {number}"
+        if not isinstance(message, dict):
+            raise InputError(f"{at}: not an object")
+        role, content = message.get("role"), message.get("content") or ""
+        if role == "user":
+            if message.get("tool_calls"):
+                raise InputError(f"{at}: field 'tool_calls': the simulated user calls tools "
+                                 "(no user tools in airline or retail)")
+            close()
+            user = str(content)
+            messages.append(Message(role="user", content=user))
+        elif role == "assistant":
+            calls = _calls(message, at)
+            if not turns and not steps and user is None and not calls and content == GREETING:
+                messages.append(Message(role="assistant", content=GREETING))
+                continue
+            tool_calls = [call for _, call in calls]
+            emission = Emission(text=str(content), tool_calls=tool_calls,
+                                structured=bool(tool_calls),
+                                parse="ok" if tool_calls else "none",
+                                finish_reason="tool_calls" if tool_calls else None,
+                                input_tokens=_usage(message, "prompt_tokens"),
+                                output_tokens=_usage(message, "completion_tokens"))
+            messages.append(Message(role="assistant", content=emission.text,
+                                    tool_calls=tool_calls))
+            results = []
+            stop = AGENT_STOP in emission.text
+            for call_id, call in [] if stop else calls:
+                if call_id is not None and call_id in recorded_results:
+                    recorded = recorded_results[call_id]
+                else:
+                    recorded = str(order[next_tool].get("content") or "") \
+                        if next_tool < len(order) else ""
+                next_tool += 1
+                result = recorded
+                if environment is not None:
+                    result, _ = environment.execute(call)
+                    if not same_result(result, recorded):
+                        differences.append(f"message {number} ({call.name}): "
+                                           f"{difference(recorded, result)}")
+                results.append(result)
+                messages.append(Message(role="tool", name=call.name, content=result))
+            steps.append(Step(index=len(steps), emission=emission, results=results))
+            if not tool_calls or stop:
+                close()
+                user = None
+        elif role != "tool":
+            raise InputError(f"{at}: field 'role': {role!r}, expected user, assistant or tool")
+    close()
+    return turns, messages, differences
+
+
+def same_result(a: str, b: str) -> bool:
+    """Equal as text, or as JSON where both parse (as τ²'s evaluator compares them)."""
+    if a == b:
+        return True
+    try:
+        return json.loads(a) == json.loads(b)
+    except (json.JSONDecodeError, TypeError):
+        return False
+
+
+URL = re.compile(r"https?://\S+")
+
+
+def difference(recorded: str, replayed: str) -> str:
+    """A named difference between a recorded and a re-executed result."""
+    if URL.sub("<url>", recorded) == URL.sub("<url>", replayed):
+        return "differs only in a URL (" + ", ".join(
+            sorted(set(URL.findall(recorded)) ^ set(URL.findall(replayed)))) + ")"
+    return f"recorded {recorded[:80]!r}, replayed {replayed[:80]!r}"
+
+
+def recorded_verdict(sim: dict[str, Any]) -> dict[str, Any]:
+    """The parts of τ²'s recorded reward the scorer's verdict is compared with."""
+    info = sim.get("reward_info") or {}
+    reward = info.get("reward")
+    return {"reward": float(reward) if isinstance(reward, int | float) else None,
+            "reward_basis": info.get("reward_basis"),
+            "reward_breakdown": info.get("reward_breakdown"),
+            "db_match": (info.get("db_check") or {}).get("db_match"),
+            "termination": sim.get("termination_reason")}
+
+
+def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, Any],
+               pairing: Pairing, file_name: str, ask_gold: str = DEFAULT_ASK_GOLD
+               ) -> tuple[list[Case], list[Trajectory], list[str]]:
+    """The file's scored and excluded simulations as cases and trajectories (by case id),
+    and one line per simulation left without a cell."""
+    pinned = check_release(run, release)
+    env = Tau2Environment(release, run.domain)
+    task_cases = {case.environment["task"]["id"]: case for case in normalize_tasks(
+        run.domain, list(run.tasks.values()), env.tools(), env.write_tools(),
+        file=f"{file_name}: tasks", artifact=file_name, artifact_sha256=run.sha256,
+        ask_gold=ask_gold)}
+    user_identity = {"kind": "published", "llm": run.user}
+    cases: list[Case] = []
+    trajectories: list[Trajectory] = []
+    unplaced: list[str] = []
+    write_names = env.write_tools()
+    readers: dict[str, Tau2Environment] = {}
+    """One environment per initial state for the simulations that make no write call (τ²'s
+    read tools do not write), built when first needed."""
+    for index, (sim, assigned) in enumerate(zip(run.simulations, assign(run, pairing),
+                                                strict=True)):
+        where = f"{run.path}: simulations[{index}]"
+        recorded = recorded_verdict(sim)
+        if assigned.task_id is None:
+            unplaced.append(f"{file_name}: simulation {index} ({sim.get('id')}): excluded, "
+                            f"{assigned.excluded}")
+            continue
+        base = task_cases[assigned.task_id]
+        case = base.replace(id=f"{base.id}:trial{assigned.trial}",
+                            environment={**base.environment,
+                                         "pinned_task": pinned[assigned.task_id]})
+        replayed: dict[str, Any] = {}
+        if assigned.excluded is not None:
+            turns, messages, differences = simulation_turns(sim, where, None)
+            termination, read = termination_of(sim, turns)
+            outcome: Outcome = "error"
+            error = f"{EXCLUDED}: {assigned.excluded}"
+            turns = []
+        else:
+            task = case.environment["task"]
+            writes = any(call.get("name") in write_names for m in sim["messages"]
+                         if isinstance(m, dict) and m.get("role") == "assistant"
+                         for call in m.get("tool_calls") or [] if isinstance(call, dict))
+            state = json.dumps(task.get("initial_state"), sort_keys=True)
+            if writes or state not in readers:
+                environment = Tau2Environment(release, run.domain, task)
+                if not writes:
+                    readers[state] = environment
+            else:
+                environment = readers[state]
+            turns, messages, differences = simulation_turns(sim, where, environment)
+            replayed = {"db_hash": environment.db_hash(),
+                        "user_db_hash": environment.user_db_hash()}
+            termination, read = termination_of(sim, turns)
+            outcome = OUTCOME_OF.get(termination or "", "error")
+            error = None if outcome != "error" else \
+                f"τ² termination {termination!r}" if termination else read
+        published = Published(file=file_name, file_sha256=run.sha256, index=index,
+                              record=str(sim.get("id")), trial=sim.get("trial"),
+                              claimed_case=None if sim.get("task_id") is None
+                              else str(sim.get("task_id")),
+                              pairing=assigned.pairing, termination=read,
+                              recorded=recorded, replayed=replayed, differences=differences)
+        cases.append(case)
+        trajectories.append(Trajectory(
+            case_id=case.id, benchmark="tau2", category=run.domain, model=model,
+            model_identity=identity, variant="baseline", outcome=outcome, error=error,
+            turns=turns, messages=messages, termination=termination,
+            user_identity=user_identity, published=published))
+    if len({c.id for c in cases}) != len(cases):
+        dup = next(i for i, n in Counter(c.id for c in cases).items() if n > 1)
+        raise InputError(f"{run.path}: two simulations are case {dup} (same task and trial)")
+    order = sorted(range(len(cases)), key=lambda i: _case_key(cases[i].id))
+    return [cases[i] for i in order], [trajectories[i] for i in order], unplaced
+
+
+def _case_key(case_id: str) -> tuple[Any, ...]:
+    """Numeric task ids in numeric order, then the trial."""
+    task, _, trial = case_id.rpartition(":trial")
+    number = task.rpartition("_")[2]
+    return (int(number) if number.isdigit() else float("inf"), task, int(trial))
+
+
+def run_files(path: str | Path) -> list[Path]:
+    """The results files `path` names: itself, or the `*.json` files of a folder (sorted)."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise InputError(f"{path}: no such file or folder (a published run's `path`)")
+    files = sorted(p for p in path.glob("*.json") if p.is_file())
+    if not files:
+        raise InputError(f"{path}: no *.json results file in the folder")
+    return files
+
+
+def import_category(path: str | Path, release: Tau2Release, model: str, category: str,
+                    pairing: Pairing, ask_gold: str = DEFAULT_ASK_GOLD) -> ImportedRun:
+    """The published run under `path` (one file per domain) as one domain's cases and
+    trajectories; its identity names every file of the run with its sha256."""
+    files = run_files(path)
+    root = Path(path) if Path(path).is_dir() else Path(path).parent
+    runs = [read_run(file) for file in files]
+    names = {run.path: run.path.relative_to(root).as_posix() for run in runs}
+    identity = {"backend": "replay", "benchmark": "tau2", "pairing": pairing,
+                "files": {names[run.path]: run.sha256 for run in runs},
+                "agent": sorted({run.agent for run in runs}),
+                "user": sorted({run.user for run in runs})}
+    mine = [run for run in runs if run.domain == category]
+    if len(mine) > 1:
+        raise InputError(f"{path}: two results files for domain {category}: "
+                         f"{names[mine[0].path]} and {names[mine[1].path]}")
+    if not mine:
+        return ImportedRun([], [], identity, [f"{path}: no results file for domain {category}"])
+    run = mine[0]
+    cases, trajectories, notes = import_run(run, release, model, identity, pairing,
+                                            names[run.path], ask_gold)
+    for trajectory in trajectories:
+        assert trajectory.published is not None
+        notes += [f"{trajectory.case_id}: result differs: {d}"
+                  for d in trajectory.published.differences]
+    return ImportedRun(cases, trajectories, identity, notes)

@@ -1,0 +1,41 @@
+"""Stage: a published run (a model with backend `replay`) read by its benchmark's plugin into
+one category's cases and trajectories (`Benchmark.import_run`), variant `baseline`.
+
+Both outputs are written only when the whole import succeeded: a file of another shape stops
+with one line naming it (exit 2) and leaves neither.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from toolcalib.backends.replay import ReplayOptions
+from toolcalib.benchmarks import get_benchmark
+from toolcalib.config import model_options, parse_model_spec
+from toolcalib.jsonio import read_records, write_jsonl
+from toolcalib.records import Case
+from toolcalib.stages import log
+from toolcalib.stages.generate import select
+
+
+def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
+        out_cases: str, cases: str | None = None, limit: int | None = None,
+        case_ids: list[str] | None = None,
+        benchmark_options: dict[str, Any] | None = None) -> None:
+    """`cases`: the release's cases of `category` (selected by `limit` / `case_ids`), for a
+    benchmark whose results files do not embed their own."""
+    spec = parse_model_spec(model_spec)
+    options = model_options(ReplayOptions, spec)
+    given = [] if cases is None else select(read_records(cases, Case), cases, limit, case_ids)
+    imported = get_benchmark(benchmark).import_run(source, options, spec.name, category, given,
+                                                   benchmark_options or {})
+    for note in imported.notes:
+        log(f"{spec.name}/{benchmark}/{category}: {note}")
+    for path in (out, out_cases):
+        Path(path).unlink(missing_ok=True)
+    write_jsonl(out_cases, imported.cases)
+    write_jsonl(out, imported.trajectories)
+    scored = sum(t.outcome in ("completed", "step_cap") for t in imported.trajectories)
+    log(f"{spec.name}/{benchmark}/{category}: {len(imported.trajectories)} trajectories "
+        f"({scored} with a model outcome) -> {out}; cases -> {out_cases}")
