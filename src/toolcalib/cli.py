@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSON: the benchmark config section's own settings")
     p.add_argument("--out", required=True, help="out: the trajectories (JSON lines)")
     p.add_argument("--out-cases", required=True, help="out: the cases scored (JSON lines)")
+    p.add_argument("--out-records", required=True,
+                   help="out: every record read, with its provenance (JSON lines)")
 
     p = sub.add_parser("evaluate", help="classify and score every category of one run, then"
                        " its per-case table and triples")
@@ -119,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("aggregate", help="triples, confusion matrices, per-case tables")
     p.add_argument("--actions", nargs="+", required=True, help="the action tables (JSON lines)")
     p.add_argument("--runs", nargs="+", required=True, help="each run's per_case.jsonl")
+    p.add_argument("--published", nargs="*", default=(),
+                   help="the published runs' records tables (import-run --out-records)")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")

@@ -210,6 +210,10 @@ class Published(Record, kw_only=True):
     than it names (opt-in, with the evidence), or numbered as a trial."""
     termination: str = "recorded"
     """How the termination was read (`recorded`, or from the dialogue, or missing)."""
+    case_id: str | None = None
+    """The case (unit) the record became; None: it has no cell (no task to score it on)."""
+    excluded: str | None = None
+    """Why the record is not scored (its case, if any, is counted in `n_excluded`)."""
     recorded: dict[str, Any] = {}
     """The record's own verdict (τ²: reward, its basis and parts, db_match, termination)."""
     replayed: dict[str, Any] = {}

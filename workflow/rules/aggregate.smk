@@ -3,6 +3,7 @@ rule aggregate:
     input:
         actions=run_files("actions", "jsonl"),
         runs=run_tables(),
+        published=published_records(),
         code=code("aggregate"),
     output:
         METRICS,
@@ -14,7 +15,7 @@ rule aggregate:
         runtime=10,
     shell:
         "toolcalib aggregate --actions {input.actions:q} --runs {input.runs:q}"
-        " --out-dir results/metrics 2> {log:q}"
+        " --published {input.published:q} --out-dir results/metrics 2> {log:q}"
 
 
 rule report:

@@ -210,6 +210,13 @@ def run_tables():
             if v in benchmark_variants(m, b) and BENCHMARKS[b]["categories"]]
 
 
+def published_records():
+    """The records table of every published run's import."""
+    return [f"results/published/{m}/{b}/{c}.records.jsonl" for m in REPLAYED
+            for b in sorted(BENCHMARKS) if "baseline" in benchmark_variants(m, b)
+            for c in BENCHMARKS[b]["categories"]]
+
+
 def case_files():
     """Every case file a run scores: the releases', then the published runs' own."""
     return [*(f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
@@ -226,6 +233,7 @@ METRICS = [
     "results/metrics/metrics.json",
     "results/metrics/triples.md",
     "results/metrics/shift.csv",
+    "results/metrics/published.csv",
 ]
 
 

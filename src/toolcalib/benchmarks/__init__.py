@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
-    from toolcalib.records import Case, Trajectory
+    from toolcalib.records import Case, Published, Trajectory
 
 MODULES = {"bfcl": "toolcalib.benchmarks.bfcl.plugin", "tau2": "toolcalib.benchmarks.tau2.plugin"}
 """Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one package + one entry
@@ -87,8 +87,11 @@ class ImportedRun:
     trajectories: list[Trajectory]
     identity: dict[str, Any]
     """What identifies the published run (backend, files and their sha256, recorded models)."""
+    records: list[Published] = field(default_factory=list)
+    """Every record of the files read, in file order (the published-runs table's rows), those
+    left without a cell included; empty for a format without per-record provenance."""
     notes: list[str] = field(default_factory=list)
-    """One line each: records left without a cell, divergences, what the import read."""
+    """One line each, for the log: records left without a cell, divergences."""
 
 
 def get_benchmark(name: str) -> Benchmark:

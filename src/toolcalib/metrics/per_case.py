@@ -11,7 +11,8 @@ from toolcalib.metrics.inputs import Cases, Rows, action_table, gold_table, scor
 from toolcalib.metrics.rows import CASE_COLUMNS, case_rows
 
 CASE_SCHEMA: dict[str, pl.DataType] = {
-    name: pl.Int64() if name in ("gold_turn", "probes_fired", "unclosed_reasoning_turns") else
+    name: pl.Float64() if name == "recorded_reward" else
+    pl.Int64() if name in ("gold_turn", "probes_fired", "unclosed_reasoning_turns") else
     pl.Boolean() if name in ("gold_emitted", "gold_turn_hit", "tool_call_emitted",
                              "gold_turn_tool_call", "gold_emitted_any_step", "passed",
                              "scored", "structural_hit") else pl.String()

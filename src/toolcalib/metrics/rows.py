@@ -40,10 +40,13 @@ CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitt
                 "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
                 "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
                 "scored", "outcome", "error_type", "bound", "probes_fired",
-                "unclosed_reasoning_turns", "structural_hit"]
+                "unclosed_reasoning_turns", "structural_hit", "recorded_reward",
+                "reward_disagreement"]
 """The columns of a per-case table, in order. `structural_hit`: the benchmark's published
 structural reading of the gold class (`Benchmark.structural`; τ² only, null elsewhere): not
-GAR, reported beside it."""
+GAR, reported beside it. `recorded_reward`: a published run's own recorded verdict (null
+elsewhere), and `reward_disagreement` the named cause where it differs from `passed`'s
+(`recorded_of`)."""
 UNCLOSED_REASONING = ":other:unclosed_reasoning"
 """How the rule of an emission that is only an unclosed reasoning block ends (`default` and
 `judge`: `default:other:unclosed_reasoning`; a malformed one: `malformed:` before it)."""
@@ -105,6 +108,18 @@ def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any
         raise ValueError(f"{len(hits)} case(s) {what}: {names}")
 
 
+RECORDED = ("recorded_reward", "reward_disagreement")
+
+
+def recorded_of(score: Mapping[str, Any]) -> dict[str, Any]:
+    """A score row's recorded verdict (`RECORDED`, from its `details`; null when the case
+    was not imported from a published run)."""
+    details = score.get("details") or "{}"
+    if isinstance(details, str):
+        details = json.loads(details) if "recorded_reward" in details else {}
+    return {key: details.get(key) for key in RECORDED}
+
+
 def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row],
               structural: Mapping[tuple[Any, ...], Mapping[str, bool | None]] | None = None
               ) -> list[dict[str, Any]]:
@@ -158,7 +173,7 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
                       "case_gold": gold.get("gold_action"), "gold_turn": gold.get("gold_turn"),
                       "gold_also": gold.get("gold_also") or [],
                       "score_scored": score.get("scored"), "passed": score.get("passed"),
-                      "error_type": score.get("error_type")})
+                      "error_type": score.get("error_type"), **recorded_of(score)})
     _require(cases, lambda c: c["case_gold"] is None, "have no case (gold) record")
     _require(cases, lambda c: c["gold_turns"] != [c["gold_turn"]],
              "do not mark the case's gold turn, and only it, as their gold turn")
@@ -209,6 +224,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
         "probes_fired": case["probes_fired"],
         "unclosed_reasoning_turns": unclosed_turns,
         "structural_hit": structural_hit,
+        **{key: case[key] for key in RECORDED},
     }
 
 

@@ -15,11 +15,12 @@ from toolcalib.metrics.inputs import Rows, action_table, concat
 from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.paired import shift_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
+from toolcalib.metrics.published import published_table
 from toolcalib.metrics.rows import CASE_KEYS, DIGITS, KEYS, TRIPLE_COLUMNS, csv_bytes, triple_rows
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 
 FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md",
-         "shift.csv")
+         "shift.csv", "published.csv")
 """What aggregation writes, over every run."""
 
 
@@ -45,13 +46,15 @@ def _parquet(frame: pl.DataFrame) -> bytes:
 
 
 def write_outputs(
-    out_dir: str | Path, actions: Rows, case_tables: Sequence[pl.DataFrame]
+    out_dir: str | Path, actions: Rows, case_tables: Sequence[pl.DataFrame],
+    records: Sequence[pl.DataFrame] = (),
 ) -> dict[str, Path]:
     """Write FILES under `out_dir` (rows sorted, no timestamps) and return their paths.
 
     `case_tables`: per-case tables of runs (each written by its `evaluate` job), each case in
     one of them; a run, or all of them, may have no case (a category empty after `limit`).
-    `triples.csv` has the bytes of a run's own triples (`csv_bytes`).
+    `triples.csv` has the bytes of a run's own triples (`csv_bytes`); `records`: the
+    published runs' records tables, behind `published.csv` (`metrics.published`).
     """
     out = Path(out_dir)
     actions = action_table(actions)
@@ -64,4 +67,5 @@ def write_outputs(
     write_json(out / "metrics.json", metrics_tree(triple_table))
     atomic_write_bytes(out / "triples.md", triples_markdown(triple_table).encode("utf-8"))
     atomic_write_bytes(out / "shift.csv", _csv(shift_table(case_table)))
+    atomic_write_bytes(out / "published.csv", _csv(published_table(records, case_table)))
     return {name: out / name for name in FILES}

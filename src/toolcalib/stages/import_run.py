@@ -1,8 +1,9 @@
 """Stage: a published run (a model with backend `replay`) read by its benchmark's plugin into
-one category's cases and trajectories (`Benchmark.import_run`), variant `baseline`.
+one category's cases and trajectories (`Benchmark.import_run`), variant `baseline`, and the
+provenance of each record it read (`records.Published`, one JSON line each).
 
-Both outputs are written only when the whole import succeeded: a file of another shape stops
-with one line naming it (exit 2) and leaves neither.
+The outputs are written only when the whole import succeeded: a file of another shape stops
+with one line naming it (exit 2) and leaves none of them.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ from typing import Any
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import model_options, parse_model_spec
-from toolcalib.jsonio import read_records, write_jsonl
+from toolcalib.jsonio import atomic_write_bytes, read_records, write_jsonl
+from toolcalib.metrics.published import RECORD_COLUMNS, record_rows
+from toolcalib.metrics.rows import jsonl_bytes
 from toolcalib.records import Case
 from toolcalib.stages import log
 from toolcalib.stages.generate import select
 
 
 def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
-        out_cases: str, cases: str | None = None, limit: int | None = None,
+        out_cases: str, out_records: str, cases: str | None = None, limit: int | None = None,
         case_ids: list[str] | None = None,
         benchmark_options: dict[str, Any] | None = None) -> None:
     """`cases`: the release's cases of `category` (selected by `limit` / `case_ids`), for a
@@ -32,10 +35,13 @@ def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
                                                    benchmark_options or {})
     for note in imported.notes:
         log(f"{spec.name}/{benchmark}/{category}: {note}")
-    for path in (out, out_cases):
+    for path in (out, out_cases, out_records):
         Path(path).unlink(missing_ok=True)
+    atomic_write_bytes(out_records, jsonl_bytes(
+        record_rows(spec.name, benchmark, category, imported.records), RECORD_COLUMNS))
     write_jsonl(out_cases, imported.cases)
     write_jsonl(out, imported.trajectories)
     scored = sum(t.outcome in ("completed", "step_cap") for t in imported.trajectories)
     log(f"{spec.name}/{benchmark}/{category}: {len(imported.trajectories)} trajectories "
-        f"({scored} with a model outcome) -> {out}; cases -> {out_cases}")
+        f"({scored} with a model outcome) -> {out}; cases -> {out_cases}; "
+        f"{len(imported.records)} records -> {out_records}")

@@ -84,7 +84,7 @@ class Bfcl:
         return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str, category: str,
-                   cases: list[Case]) -> ImportedRun:
+                   cases: list[Case], settings: Any) -> ImportedRun:
         """A published BFCL run (result files under `options.path`, `replay`): `cases` through
         the scripted loop under `baseline`, each step answered from the record."""
         from toolcalib.generate import run_cases
@@ -94,7 +94,8 @@ class Bfcl:
         trajectories = list(run_cases(cases, recorded, get_variant("baseline"),
                                       lambda case: self.environment(source, case),
                                       loop=self.loop({}, None, source)))
-        return ImportedRun(list(cases), trajectories, recorded.identity(), recorded.notes())
+        return ImportedRun(list(cases), trajectories, recorded.identity(),
+                           notes=recorded.notes())
 
     def units(self, case: Any, trajectory: Any, score: Any,
               profile: Any) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.loop import conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
-from toolcalib.benchmarks.tau2.published import import_category
+from toolcalib.benchmarks.tau2.published import import_category, recorded_agreement
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
@@ -130,24 +130,31 @@ class Tau2:
         common = {"case_id": case.id, "benchmark": case.benchmark, "category": case.category,
                   "model": trajectory.model, "variant": trajectory.variant}
         if trajectory.outcome not in MODEL_OUTCOMES:
+            recorded = {} if trajectory.published is None else \
+                {"recorded_reward": trajectory.published.recorded.get("reward")}
             return Score(**common, scored=False, passed=None, error_type=trajectory.outcome,
-                         error_message=trajectory.error)
+                         error_message=trajectory.error, details=recorded)
+        published = trajectory.published
+        replayed = None if published is None or "db_hash" not in published.replayed else \
+            (published.replayed["db_hash"], published.replayed["user_db_hash"])
         verdict = score_trajectory(_release(str(source)), case.environment["domain"],
                                    case.environment["task"], conversation_of(trajectory),
                                    trajectory.termination or "agent_error",
                                    None if not gold or gold.get("db_hash") is None
-                                   else (gold["db_hash"], gold.get("user_db_hash")))
+                                   else (gold["db_hash"], gold.get("user_db_hash")), replayed)
         passed = verdict.reward == 1.0
         error_type = None
         if not passed:
             error_type = "tau2:not_evaluated" if verdict.db_match is None else \
                 "tau2:db_mismatch" if not verdict.db_match else "tau2:not_communicated"
+        details = {"reward": verdict.reward, "db_match": verdict.db_match,
+                   "communicate": verdict.communicate,
+                   "actions_matched": verdict.actions_matched,
+                   "termination": trajectory.termination}
+        if published is not None:
+            details |= recorded_agreement(published, verdict, case.environment["task"])
         return Score(**common, scored=True, passed=passed, error_type=error_type,
-                     error_message=verdict.reason,
-                     details={"reward": verdict.reward, "db_match": verdict.db_match,
-                              "communicate": verdict.communicate,
-                              "actions_matched": verdict.actions_matched,
-                              "termination": trajectory.termination})
+                     error_message=verdict.reason, details=details)
 
     def units(self, case: Any, trajectory: Any, score: Any,
               profile: Any) -> list[dict[str, Any]]:

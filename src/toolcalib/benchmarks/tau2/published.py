@@ -386,9 +386,9 @@ def recorded_verdict(sim: dict[str, Any]) -> dict[str, Any]:
 
 def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, Any],
                pairing: Pairing, file_name: str, ask_gold: str = DEFAULT_ASK_GOLD
-               ) -> tuple[list[Case], list[Trajectory], list[str]]:
+               ) -> tuple[list[Case], list[Trajectory], list[Published]]:
     """The file's scored and excluded simulations as cases and trajectories (by case id),
-    and one line per simulation left without a cell."""
+    and every simulation's record (in file order), those left without a cell included."""
     pinned = check_release(run, release)
     env = Tau2Environment(release, run.domain)
     task_cases = {case.environment["task"]["id"]: case for case in normalize_tasks(
@@ -398,7 +398,7 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
     user_identity = {"kind": "published", "llm": run.user}
     cases: list[Case] = []
     trajectories: list[Trajectory] = []
-    unplaced: list[str] = []
+    records: list[Published] = []
     write_names = env.write_tools()
     readers: dict[str, Tau2Environment] = {}
     """One environment per initial state for the simulations that make no write call (τ²'s
@@ -406,10 +406,13 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
     for index, (sim, assigned) in enumerate(zip(run.simulations, assign(run, pairing),
                                                 strict=True)):
         where = f"{run.path}: simulations[{index}]"
-        recorded = recorded_verdict(sim)
+        record = Published(file=file_name, file_sha256=run.sha256, index=index,
+                           record=str(sim.get("id")), trial=sim.get("trial"),
+                           claimed_case=None if sim.get("task_id") is None
+                           else str(sim.get("task_id")), pairing=assigned.pairing,
+                           recorded=recorded_verdict(sim), excluded=assigned.excluded)
         if assigned.task_id is None:
-            unplaced.append(f"{file_name}: simulation {index} ({sim.get('id')}): excluded, "
-                            f"{assigned.excluded}")
+            records.append(record)
             continue
         base = task_cases[assigned.task_id]
         case = base.replace(id=f"{base.id}:trial{assigned.trial}",
@@ -421,7 +424,7 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
             termination, read = termination_of(sim, turns)
             outcome: Outcome = "error"
             error = f"{EXCLUDED}: {assigned.excluded}"
-            turns = []
+            turns = [TurnTrace(index=0, steps=[], ended="error")]
         else:
             task = case.environment["task"]
             writes = any(call.get("name") in write_names for m in sim["messages"]
@@ -441,12 +444,9 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
             outcome = OUTCOME_OF.get(termination or "", "error")
             error = None if outcome != "error" else \
                 f"τ² termination {termination!r}" if termination else read
-        published = Published(file=file_name, file_sha256=run.sha256, index=index,
-                              record=str(sim.get("id")), trial=sim.get("trial"),
-                              claimed_case=None if sim.get("task_id") is None
-                              else str(sim.get("task_id")),
-                              pairing=assigned.pairing, termination=read,
-                              recorded=recorded, replayed=replayed, differences=differences)
+        published = record.replace(case_id=case.id, termination=read, replayed=replayed,
+                                   differences=differences)
+        records.append(published)
         cases.append(case)
         trajectories.append(Trajectory(
             case_id=case.id, benchmark="tau2", category=run.domain, model=model,
@@ -457,7 +457,7 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
         dup = next(i for i, n in Counter(c.id for c in cases).items() if n > 1)
         raise InputError(f"{run.path}: two simulations are case {dup} (same task and trial)")
     order = sorted(range(len(cases)), key=lambda i: _case_key(cases[i].id))
-    return [cases[i] for i in order], [trajectories[i] for i in order], unplaced
+    return [cases[i] for i in order], [trajectories[i] for i in order], records
 
 
 def _case_key(case_id: str) -> tuple[Any, ...]:
@@ -497,12 +497,51 @@ def import_category(path: str | Path, release: Tau2Release, model: str, category
         raise InputError(f"{path}: two results files for domain {category}: "
                          f"{names[mine[0].path]} and {names[mine[1].path]}")
     if not mine:
-        return ImportedRun([], [], identity, [f"{path}: no results file for domain {category}"])
+        return ImportedRun([], [], identity, notes=[f"{path}: no results file for domain "
+                                                    f"{category}"])
     run = mine[0]
-    cases, trajectories, notes = import_run(run, release, model, identity, pairing,
-                                            names[run.path], ask_gold)
-    for trajectory in trajectories:
-        assert trajectory.published is not None
-        notes += [f"{trajectory.case_id}: result differs: {d}"
-                  for d in trajectory.published.differences]
-    return ImportedRun(cases, trajectories, identity, notes)
+    cases, trajectories, records = import_run(run, release, model, identity, pairing,
+                                              names[run.path], ask_gold)
+    notes = [f"{r.file}: simulation {r.index} ({r.record}): no cell, {r.excluded}"
+             for r in records if r.case_id is None]
+    notes += [f"{r.case_id}: result differs: {d}" for r in records for d in r.differences]
+    return ImportedRun(cases, trajectories, identity, records, notes)
+
+
+def recorded_agreement(published: Published, verdict: Any, task: dict[str, Any]
+                       ) -> dict[str, Any]:
+    """The recorded reward beside the recomputed one, and, where they differ, the named
+    cause (a score's `details`: `recorded_reward`, `reward_disagreement`)."""
+    recorded = published.recorded
+    reward = recorded.get("reward")
+    return {"recorded_reward": reward,
+            "reward_disagreement": None if reward == verdict.reward
+            else disagreement(published, verdict, task)}
+
+
+def disagreement(published: Published, verdict: Any, task: dict[str, Any]) -> str:
+    """Why the recorded reward differs from the scorer's (the first cause that shows)."""
+    recorded = published.recorded
+    if recorded.get("reward") is None:
+        return "no reward recorded"
+    if published.termination != "recorded":
+        return f"termination: {published.termination}"
+    basis = recorded.get("reward_basis") or []
+    computed = {"DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION"}
+    if missing := sorted(set(basis) - computed):
+        return f"reward part not computed: {', '.join(missing)}"
+    task_basis = (task.get("evaluation_criteria") or {}).get("reward_basis")
+    if task_basis is not None and sorted(basis) != sorted(task_basis):
+        return f"recorded reward basis {basis}, the task's {task_basis}"
+    parts = recorded.get("reward_breakdown") or {}
+    ours = {"DB": verdict.db_match, "COMMUNICATE": verdict.communicate}
+    for part, value in ours.items():
+        if part in parts and value is not None and bool(parts[part]) != value:
+            why = f"{part}: recorded {parts[part]:g}, recomputed {float(value):g}"
+            if part == "DB" and published.differences:
+                why += (f" ({len(published.differences)} tool result(s) replay differently: "
+                        f"{published.differences[0]})")
+            return why
+    if verdict.db_match is None:
+        return f"not evaluated here: {verdict.reason}"
+    return f"unexplained: recorded {recorded.get('reward')}, recomputed {verdict.reward}"

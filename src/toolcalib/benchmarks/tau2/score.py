@@ -103,8 +103,10 @@ class Tau2Scorer:
         self._gold: dict[str, tuple[str, str | None]] = {}
         self._initial: dict[str, tuple[Tau2Environment, tuple[str, str | None]]] = {}
 
-    def score(self, task: dict[str, Any], messages: Sequence[Message],
-              termination: str) -> Tau2Score:
+    def score(self, task: dict[str, Any], messages: Sequence[Message], termination: str,
+              replayed: tuple[str, str | None] | None = None) -> Tau2Score:
+        """`replayed`: the database hashes after every call of the trajectory, when its
+        import already replayed them on a fresh environment (a published run's)."""
         if termination not in TERMINATIONS:
             raise ValueError(f"unknown τ² termination '{termination}' "
                              f"(known: {', '.join(TERMINATIONS)})")
@@ -128,7 +130,8 @@ class Tau2Scorer:
                              f"env assertions {criteria.get('env_assertions')} is not scored")
         if unrun and not _no_replay(criteria):
             return Tau2Score(0.0, None, None, matched, STOP_WITH_CALLS)
-        db_match = self._db_match(task, criteria, calls)
+        db_match = self._db_match(task, criteria, calls) if replayed is None else \
+            replayed == self._gold_hashes(task)
         missing = [info for info in criteria.get("communicate_info") or []
                    if not communicated(info, messages)]
         parts = {"DB": db_match, "COMMUNICATE": not missing, "ACTION": all(matched),
@@ -208,13 +211,15 @@ class Tau2Scorer:
 
 def score_trajectory(release: Tau2Release, domain: str, task: dict[str, Any],
                      messages: Sequence[Message], termination: str,
-                     gold: tuple[str, str | None] | None = None) -> Tau2Score:
+                     gold: tuple[str, str | None] | None = None,
+                     replayed: tuple[str, str | None] | None = None) -> Tau2Score:
     """`Tau2Scorer.score` with one scorer (and its caches) per release and domain; `gold`:
-    the reference replay's hashes, if the gold stage has them."""
+    the reference replay's hashes, if the gold stage has them; `replayed`: the trajectory's
+    own, if its import computed them."""
     scorer = _scorer(release, domain, trust_results=True)
     if gold is not None and task.get("evaluation_criteria") is not None:
         scorer.seed_gold(task, gold)
-    return scorer.score(task, messages, termination)
+    return scorer.score(task, messages, termination, replayed)
 
 
 def _write_sequence(calls: Sequence[Any], names: frozenset[str]) -> list[str]:

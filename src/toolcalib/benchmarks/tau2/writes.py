@@ -23,7 +23,7 @@ from typing import Any
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.confirm import WriteContext
-from toolcalib.metrics.rows import bound_of
+from toolcalib.metrics.rows import bound_of, recorded_of
 from toolcalib.records import MODEL_OUTCOMES, Message, Step, Trajectory, TurnTrace
 
 
@@ -96,4 +96,5 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
         "bound": bound_of(scored, passed, confirmed),
         "probes_fired": 0, "unclosed_reasoning_turns": 0,
         "structural_hit": confirmed if scored else None,
+        **recorded_of({"details": score.details}),
     }
