@@ -149,3 +149,66 @@ def test_approves(text: str) -> None:
 )
 def test_does_not_approve(text: str | None) -> None:
     assert not approves(text)
+
+
+REFUND = ToolCall(name="cancel_reservation", arguments={
+    "reservation_id": "ZFA04Y", "payment_id": "gift_card_7245904"})
+
+
+@pytest.mark.parametrize(
+    ("agent", "rule"),
+    [
+        # a request for approval beside a question for information or a refusal is still one
+        ("I can cancel reservation ZFA04Y for a full refund. Shall I go ahead? Also, which "
+         "email should I send the receipt to?", "default:confirm:ok"),
+        ("I'm unable to cancel reservation QX81PL: it is basic economy. I can cancel ZFA04Y "
+         "for a full refund, though. Would you like me to do that?", "default:confirm:ok"),
+        ("What is the reason for the cancellation? Once I have it, could you tell me your "
+         "user id as well?", "default:confirm:no_request"),
+        # an agent that answers in JSON is read by its strings
+        ('{"summary": "Reservation ZFA04Y can be cancelled.", "next_step": "Reply yes to '
+         'confirm the cancellation of ZFA04Y."}', "default:confirm:ok"),
+        ('{"status": "cancelled", "reservation_id": "ZFA04Y"}', "default:confirm:no_request"),
+        ("{not json}\nShall I cancel ZFA04Y?", "default:confirm:ok"),
+    ],
+)
+def test_approval_request_in_longer_or_json_messages(agent: str, rule: str) -> None:
+    assert confirm_verdict(agent, "Yes.", CANCEL).rule == rule
+
+
+@pytest.mark.parametrize(
+    ("agent", "rule"),
+    [
+        ("Shall I cancel ZFA04Y and refund your gift card?", "default:confirm:ok"),
+        ("Shall I cancel ZFA04Y, refunding the card you paid with?", "default:confirm:ok"),
+        ("Shall I cancel ZFA04Y and refund gift_card_7245904?", "default:confirm:ok"),
+        ("Shall I cancel ZFA04Y and refund your account?", "default:confirm:details_missing"),
+        ("Shall I cancel ZFA04Y and refund you?", "default:confirm:details_missing"),
+    ],
+)
+def test_a_payment_method_is_named_by_its_kind(agent: str, rule: str) -> None:
+    assert confirm_verdict(agent, "Yes.", REFUND).rule == rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Yes, go ahead. When will the refund arrive?", "Please proceed. I don't need a receipt.",
+     "Yes, book it and do not add insurance.", "Sure, why not.", "Yes.\nInsurance: no",
+     "OK, I'll proceed with the cheaper one.", "Thanks for checking. YES - go ahead.",
+     "I'd like to go ahead with the change.", "Proceed.\n- Refund to my card, no fees."],
+)
+def test_approves_despite_later_questions_or_negated_details(text: str) -> None:
+    assert approves(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Yes. Wait, let me check first.", "Go ahead. No!", "Yes, not now.",
+     "Yes. Actually, use my other card.", "Will it be refunded? Yes, go ahead.",
+     "Sure. I don't want to proceed though.", "Yes. I do not want to proceed.",
+     "I'm glad to help, so I can proceed once you tell me more.",
+     "If you'd like me to proceed for a refund, just let me know.",
+     "You need your order id to proceed.", "Happy to help: proceed (yes/no)."],
+)
+def test_withheld_or_chatter_approves_nothing(text: str) -> None:
+    assert not approves(text)

@@ -22,6 +22,7 @@ from toolcalib.classify.profiles import get_profile
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "confirm_corpus.jsonl"
 DOC = ROOT / "docs" / "validation.md"
+LABELS = ROOT / "tests" / "confirm" / "published_labels.jsonl"
 SECTION = "## Confirm verdicts on τ²'s writes"
 
 
@@ -77,6 +78,47 @@ def test_the_rule_verdict_on_the_corpus_is_what_the_document_says():
     assert SECTION in text
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     assert line in section.splitlines(), (line, section)
+
+
+def rule_lines(rows: list[cv.ConfirmRow]) -> list[str]:
+    """The rule's table lines per source: each kind, the corpus before the published rows, and
+    each published results file."""
+    parts = {f"default, {kind}": [r for r in rows if r.source.kind == kind]
+             for kind in ("reference", "real", "handwritten", "published")}
+    parts["default, reference + real + handwritten"] = [
+        r for r in rows if r.source.kind != "published"]
+    for file in sorted({r.source.file for r in rows if r.source.kind == "published"}):
+        parts[f"default, published `{file.split('/')[0]}` {_domain(file)}"] = [
+            r for r in rows if r.source.file == file]
+    rule = get_profile("default")
+    summary = [{"profile": name, **cv.confirm_scores(part, cv.verdicts(part, rule))}
+               for name, part in parts.items()]
+    return cv.render_markdown(summary).splitlines()[2:]
+
+
+def _domain(file: str) -> str:
+    return "retail" if "_retail_" in file else "airline"
+
+
+def test_the_rule_verdict_per_source_is_what_the_document_says():
+    rows = cv.load_confirm_corpus(CORPUS)
+    section = DOC.read_text("utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+    missing = [line for line in rule_lines(rows) if line not in section.splitlines()]
+    assert not missing, missing
+
+
+def test_the_published_rows_are_a_sample_of_every_results_file():
+    rows = [r for r in cv.load_confirm_corpus(CORPUS) if r.source.kind == "published"]
+    labels = [json.loads(line) for line in LABELS.read_text("utf-8").splitlines()]
+    assert [(r.id, r.confirmed, r.reason) for r in rows] == [
+        (label["id"], label["confirmed"], label["reason"]) for label in labels]
+    files = Counter(r.source.file for r in rows)
+    assert len(files) == 4 and max(files.values()) <= 55 and len(rows) >= 150, files
+    for row in rows:
+        source = row.source
+        assert row.id == f"published/{source.model}/{source.case_id}#write{source.write}"
+        assert source.file.startswith(f"{source.model}/") and source.turn is not None
+        assert source.agent and source.user
 
 
 JUDGES = sorted((ROOT / "tests" / "data").glob("confirm_judge_*.json"))

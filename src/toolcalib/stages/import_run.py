@@ -3,7 +3,7 @@ one category's cases and trajectories (`Benchmark.import_run`), variant `baselin
 provenance of each record it read (`records.Published`, one JSON line each).
 
 The outputs are written only when the whole import succeeded: a file of another shape stops
-with one line naming it (exit 2) and leaves none of them.
+with one line naming it (exit 2) and leaves none of them (stale ones removed first).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
         benchmark_options: dict[str, Any] | None = None) -> None:
     """`cases`: the release's cases of `category` (selected by `limit` / `case_ids`), for a
     benchmark whose results files do not embed their own."""
+    for path in (out, out_cases, out_records):
+        Path(path).unlink(missing_ok=True)
     spec = parse_model_spec(model_spec)
     options = model_options(ReplayOptions, spec)
     given = [] if cases is None else select(read_records(cases, Case), cases, limit, case_ids)
@@ -35,8 +37,6 @@ def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
                                                    benchmark_options or {})
     for note in imported.notes:
         log(f"{spec.name}/{benchmark}/{category}: {note}")
-    for path in (out, out_cases, out_records):
-        Path(path).unlink(missing_ok=True)
     atomic_write_bytes(out_records, jsonl_bytes(
         record_rows(spec.name, benchmark, category, imported.records), RECORD_COLUMNS))
     write_jsonl(out_cases, imported.cases)

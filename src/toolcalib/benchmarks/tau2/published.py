@@ -150,12 +150,19 @@ class Assignment:
     pairing: str | None = None
 
 
-def checked_task_ids(sim: dict[str, Any]) -> set[str]:
-    """The task ids the recorded action checks name (action id `<task id>_<k>`)."""
-    checks = (sim.get("reward_info") or {}).get("action_checks") or []
+def checked_task_ids(sim: dict[str, Any]) -> set[str] | None:
+    """The task ids the recorded action checks name (action id `<task id>_<k>`); None when
+    the record holds no action checks at all."""
+    checks = (sim.get("reward_info") or {}).get("action_checks")
+    if not isinstance(checks, list):
+        return None
     ids = {str((check.get("action") or {}).get("action_id", "")).rpartition("_")[0]
            for check in checks if isinstance(check, dict)}
     return ids - {""}
+
+
+def _actions(task: dict[str, Any]) -> list[Any]:
+    return list((task.get("evaluation_criteria") or {}).get("actions") or [])
 
 
 def assign(run: Run, pairing: Pairing) -> list[Assignment]:
@@ -170,13 +177,15 @@ def assign(run: Run, pairing: Pairing) -> list[Assignment]:
             problem = "no task_id recorded"
         elif claimed not in run.tasks:
             problem = f"task_id {claimed!r} is not among the file's tasks"
-        elif checked and checked != {claimed}:
-            problem = (f"task_id {claimed!r}, but the recorded action checks name task "
-                       f"{', '.join(sorted(checked))}'s actions")
+        elif checked is not None and checked != ({claimed} if _actions(run.tasks[claimed])
+                                                 else set()):
+            named = f"task {', '.join(sorted(checked))}'s actions" if checked else "no action"
+            problem = (f"task_id {claimed!r}, but the recorded action checks name {named} "
+                       f"(task {claimed!r} has {len(_actions(run.tasks[claimed]))})")
         if problem is None:
             found.append((claimed, None, None, sim.get("trial")))
         elif pairing == "evidence":
-            task_id, evidence = pair(run, sim, checked)
+            task_id, evidence = pair(run, sim, checked or set())
             if task_id is None:
                 found.append((claimed if claimed in run.tasks else None,
                               f"{problem}; pairing: {evidence}", None, sim.get("trial")))
@@ -226,8 +235,7 @@ def pair(run: Run, sim: dict[str, Any], checked: set[str]) -> tuple[str | None, 
         candidates = sorted(checked & set(run.tasks))
         basis = f"action checks name task {', '.join(sorted(checked))}"
     else:
-        candidates = sorted(t for t, task in run.tasks.items()
-                            if not (task.get("evaluation_criteria") or {}).get("actions"))
+        candidates = sorted(t for t, task in run.tasks.items() if not _actions(task))
         basis = "no action checks (a task without reference actions)"
     scored = sorted(((sorted(i for i in identifiers(run.tasks[t]) if i in dialogue), t)
                      for t in candidates), key=lambda x: -len(x[0]))
