@@ -142,7 +142,8 @@ def test_a_recorded_reward_the_scorer_contradicts_is_kept_with_its_cause(
     gold = bench.gold(str(tau2_release.wheel), case)
     score = bench.score(str(tau2_release.wheel), case, trajectory, gold)
     assert score.passed and score.details["recorded_reward"] == 0.0
-    assert score.details["reward_disagreement"] == "DB: recorded 0, recomputed 1"
+    assert score.details["reward_disagreement"].startswith("DB: recorded 0, recomputed 1; "
+                                                           "writes made:")
 
 
 def test_agent_stop_with_calls_runs_none_of_them(tmp_path, tau2_release):

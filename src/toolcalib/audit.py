@@ -27,6 +27,8 @@ import yaml
 
 from toolcalib.jsonio import InputError, builtins, parse_line, sha256_file
 from toolcalib.manifest import machine
+from toolcalib.metrics.inputs import read_csv_table
+from toolcalib.metrics.published import PUBLISHED_SCHEMA, disagreements, file_lines
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, DIGITS, GOLD_WITHOUT_ACC, RATES, STRUCTURAL
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.metrics.wilson import wilson
@@ -38,6 +40,7 @@ PLURAL = {"model": "models", "variant": "variants", "benchmark": "benchmarks",
           "category": "categories"}
 TRIPLES = "results/metrics/triples.csv"
 PER_CASE = "results/metrics/per_case.parquet"
+PUBLISHED = "results/metrics/published.csv"
 MANIFEST = "results/manifest.json"
 TRAJECTORIES = "results/trajectories/"
 LOCK = "dvc.lock"
@@ -592,6 +595,8 @@ class Run:
     manifest: dict[str, Any]
     stages: dict[str, dict[str, Any]]
     hashes: _Hashes
+    published: pl.DataFrame | None = None
+    """The published runs' table (`metrics.published`), where the run has one."""
 
 
 def load_run(root: str | Path) -> Run:
@@ -611,6 +616,8 @@ def load_run(root: str | Path) -> Run:
                   if manifest_path.is_file() else {}),
         stages=stages,
         hashes=_Hashes(root),
+        published=(read_csv_table(root / PUBLISHED, PUBLISHED_SCHEMA)
+                   if (root / PUBLISHED).is_file() else None),
     )
 
 
@@ -638,6 +645,14 @@ def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, categ
         "provenance": {k: v for k, v in chain.items() if k != "problems"},
         **context,
     }
+    if run.published is not None:
+        mine = run.published.filter((pl.col("model") == model)
+                                    & (pl.col("benchmark") == benchmark)
+                                    & (pl.col("category") == category))
+        if mine.height:
+            report["published"] = {
+                "agreement": file_lines(mine),
+                "listed": disagreements(mine).drop("model").to_dicts()}
     if case is not None:
         report["case"] = case_detail(run.root, cell, case, numbers)
     report["ok"] = not problems
@@ -802,6 +817,12 @@ def render(report: dict[str, Any]) -> str:
             f"code        git commit {code.get('git_commit', 'unknown')}, {dirty} (as the "
             "manifest recorded it)",
         ]
+    if "published" in report:
+        lines += ["", *(f"published   {text}" for text in report["published"]["agreement"]),
+                  *(f"            {r['case_id'] or 'record ' + str(r['index'])} "
+                    f"({r['status']}): recorded {_fmt(r['recorded_reward'])}, recomputed "
+                    f"{_fmt(r['reward'])}: {_fmt(r['note'])}"
+                    for r in report["published"]["listed"])]
     if "case" in report:
         lines += ["", *_render_case(report["case"])]
     lines.append("")

@@ -1,7 +1,8 @@
 """Assemble the report: one self-contained `index.html` and its markdown twin `summary.md`.
 
-Both follow one order: the headline (each real model's calibration profile and the GAR vs Acc
-plane), the real models' variant shifts, the full triples table, the gold x emitted heatmaps,
+Both follow one order: the headline (each real model's calibration profile, published runs
+first, and the GAR vs Acc plane), the published runs' recorded vs recomputed rewards, the real
+models' variant shifts, the full triples table, the gold x emitted heatmaps,
 the reference policies' self-check, the classifier validation and (page only) the audit
 listing."""
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes
+from toolcalib.metrics.published import disagreements, file_lines
 from toolcalib.metrics.rows import CELL_KEYS, KEYS
 from toolcalib.report import figures, page, summary
 from toolcalib.report.audit import case_lists, slugs
@@ -32,12 +34,15 @@ def headline_variant(triples: pl.DataFrame) -> str | None:
     return HEADLINE_VARIANT if HEADLINE_VARIANT in variants else variants[0]
 
 
-def split_models(triples: pl.DataFrame, policies: dict[str, str] | None
-                 ) -> tuple[list[str], dict[str, str]]:
-    """(the real models, policy model -> kind), both sorted by name."""
+def split_models(triples: pl.DataFrame, policies: dict[str, str] | None,
+                 published: pl.DataFrame | None = None) -> tuple[list[str], dict[str, str]]:
+    """(the real models: published runs first, then the others, each by name; policy model
+    -> kind, by name)."""
     models = sorted(triples["model"].unique().to_list())
     kinds = policy_kinds(models, policies)
-    return [m for m in models if m not in kinds], kinds
+    replayed = set() if published is None else set(published["model"].to_list())
+    real = [m for m in models if m not in kinds]
+    return sorted(real, key=lambda m: (m not in replayed, m)), kinds
 
 
 def unchanged(shift: pl.DataFrame) -> pl.DataFrame:
@@ -56,14 +61,15 @@ def render_html(
     shift: pl.DataFrame | None = None,
     validation: pl.DataFrame | None = None,
     policies: dict[str, str] | None = None,
+    published: pl.DataFrame | None = None,
 ) -> str:
     """The page's text; equal inputs give equal text (rows are taken in sorted order).
     `policies`: the reference policies' model names and kinds (None: models named
-    `policy-<kind>`)."""
+    `policy-<kind>`); `published`: the published runs' table (`metrics.published`)."""
     triples = triples.sort(CELL_KEYS)
     slug_of = slugs([tuple(row) for row in triples.select(CELL_KEYS).iter_rows()])
     lists = case_lists(triples, per_case)
-    real, kinds = split_models(triples, policies)
+    real, kinds = split_models(triples, policies, published)
     is_real = pl.col("model").is_in(real)
     variant = headline_variant(triples)
 
@@ -79,6 +85,13 @@ def render_html(
     headline += _unplotted(shown, ["model", "variant"], SCORED, "no scored case, no profile")
     headline += _unplotted(shown, KEYS, SCORED, "n = 0, no point")
     sections = [("headline", f"Calibration at a glance ({variant})", headline)]
+    if published is not None and published.height:
+        listed = disagreements(published)
+        body = "\n".join(page.note(text) for text in file_lines(published))
+        if listed.height:
+            body += ("\n<details><summary>disagreements and records not scored "
+                     f"({listed.height})</summary>{page.frame_table(listed)}</details>")
+        sections.append(("published", "Published runs: recorded vs recomputed reward", body))
 
     if shift is not None:
         shift = shift.filter(is_real).sort("model", "variant", "benchmark", "category",
@@ -123,17 +136,19 @@ def render_summary(
     shift: pl.DataFrame | None = None,
     validation: pl.DataFrame | None = None,
     policies: dict[str, str] | None = None,
+    published: pl.DataFrame | None = None,
 ) -> str:
     """summary.md: the page's sections in the page's order, as markdown."""
     triples = triples.sort(CELL_KEYS)
-    real, kinds = split_models(triples, policies)
+    real, kinds = split_models(triples, policies, published)
     if shift is not None:
         shift = shift.filter(pl.col("model").is_in(real)).sort(
             "model", "variant", "benchmark", "category", "metric")
     return summary.markdown(
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
-        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE)
+        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE,
+        published=published)
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:
@@ -154,6 +169,7 @@ def build_report(
     shift: pl.DataFrame | None = None,
     validation: pl.DataFrame | None = None,
     policies: dict[str, str] | None = None,
+    published: pl.DataFrame | None = None,
     out_dir: str | Path,
 ) -> Path:
     """Write `out_dir/index.html` (figures inline, nothing external) and `summary.md`.
@@ -164,8 +180,9 @@ def build_report(
     """
     out = Path(out_dir)
     text = render_html(triples, confusion, per_case, shift=shift, validation=validation,
-                       policies=policies)
+                       policies=policies, published=published)
     atomic_write_bytes(out / "index.html", text.encode("utf-8"))
-    md = render_summary(triples, shift=shift, validation=validation, policies=policies)
+    md = render_summary(triples, shift=shift, validation=validation, policies=policies,
+                        published=published)
     atomic_write_bytes(out / "summary.md", md.encode("utf-8"))
     return out / "index.html"

@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.markdown import line, rate_text, triples_markdown
+from toolcalib.metrics.published import disagreements, file_lines
 from toolcalib.report.selfcheck import Check
 
 
@@ -18,7 +19,10 @@ def _headline(triples: pl.DataFrame, real: list[str], variant: str | None) -> li
     header = ["model", "category", "gold", "n", "GAR [95% CI]", "TER", "Acc [95% CI]",
               "Acc>GAR", "GAR>Acc", "step cap", "excluded"]
     out = [line(header), line(["---"] * len(header))]
-    for r in rows.sort("model", "benchmark", "gold_action", "category").iter_rows(named=True):
+    rank = {model: i for i, model in enumerate(real)}
+    ordered = rows.with_columns(pl.col("model").replace_strict(rank).alias("_rank")).sort(
+        "_rank", "benchmark", "gold_action", "category")
+    for r in ordered.iter_rows(named=True):
         out.append(line([r["model"], r["category"], r["gold_action"], r["n"],
                          rate_text(r, "gar"), rate_text(r, "ter"), rate_text(r, "acc"),
                          r["acc_without_gold"], r["gold_without_acc"], r["n_step_cap"],
@@ -59,6 +63,17 @@ def _self_check(checks: list[Check], kinds: dict[str, str]) -> list[str]:
     return out
 
 
+def _published(published: pl.DataFrame | None) -> list[str]:
+    if published is None or published.height == 0:
+        return []
+    out = ["## Published runs: recorded vs recomputed reward", "",
+           *(f"- {text}" for text in file_lines(published)), ""]
+    listed = disagreements(published)
+    if listed.height:
+        out += ["Disagreements and records not scored:", "", *_frame(listed), ""]
+    return out
+
+
 def _frame(frame: pl.DataFrame) -> list[str]:
     def value(v: Any) -> str:
         return "–" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
@@ -69,9 +84,10 @@ def _frame(frame: pl.DataFrame) -> list[str]:
 
 def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
              shift: pl.DataFrame | None, flat: pl.DataFrame | None, checks: list[Check],
-             kinds: dict[str, str], validation: pl.DataFrame | None, title: str) -> str:
+             kinds: dict[str, str], validation: pl.DataFrame | None, title: str,
+             published: pl.DataFrame | None = None) -> str:
     parts = [f"# {title}", "", f"## Calibration at a glance ({variant}, real models)", "",
-             *_headline(triples, real, variant), "",
+             *_headline(triples, real, variant), "", *_published(published),
              "## Variant shifts (real models, paired on the same cases)", "",
              *_shifts(shift, flat), "", "## Triples (GAR, TER, Acc), every model", "",
              triples_markdown(triples).rstrip("\n"), "",

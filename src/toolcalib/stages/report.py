@@ -10,6 +10,7 @@ import polars as pl
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
 from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.paired import SHIFT_SCHEMA
+from toolcalib.metrics.published import PUBLISHED_SCHEMA
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import build_report
 from toolcalib.stages import log
@@ -26,7 +27,9 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
     per_case = pl.read_parquet(metrics / "per_case.parquet")
     shift = read_csv_table(metrics / "shift.csv", SHIFT_SCHEMA)
     checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
+    table = metrics / "published.csv"
+    published = read_csv_table(table, PUBLISHED_SCHEMA) if table.exists() else None
     path = build_report(triples, confusion, per_case, shift=shift if shift.height else None,
-                        validation=checks, out_dir=out_dir,
+                        validation=checks, out_dir=out_dir, published=published,
                         policies=json.loads(policies) if policies is not None else None)
     log(f"report of {triples.height} triples -> {path}")

@@ -152,7 +152,7 @@ class Tau2:
                    "actions_matched": verdict.actions_matched,
                    "termination": trajectory.termination}
         if published is not None:
-            details |= recorded_agreement(published, verdict, case.environment["task"])
+            details |= recorded_agreement(published, verdict, case, trajectory)
         return Score(**common, scored=True, passed=passed, error_type=error_type,
                      error_message=verdict.reason, details=details)
 

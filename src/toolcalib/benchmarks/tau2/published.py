@@ -408,9 +408,9 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
     trajectories: list[Trajectory] = []
     records: list[Published] = []
     write_names = env.write_tools()
-    readers: dict[str, Tau2Environment] = {}
-    """One environment per initial state for the simulations that make no write call (τ²'s
-    read tools do not write), built when first needed."""
+    readers: dict[str, tuple[Tau2Environment, dict[str, Any]]] = {}
+    """One environment (and its database hashes) per initial state for the simulations that
+    make no write call (τ²'s read tools do not write), built when first needed."""
     for index, (sim, assigned) in enumerate(zip(run.simulations, assign(run, pairing),
                                                 strict=True)):
         where = f"{run.path}: simulations[{index}]"
@@ -439,15 +439,17 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
                          if isinstance(m, dict) and m.get("role") == "assistant"
                          for call in m.get("tool_calls") or [] if isinstance(call, dict))
             state = json.dumps(task.get("initial_state"), sort_keys=True)
-            if writes or state not in readers:
+            if writes:
                 environment = Tau2Environment(release, run.domain, task)
-                if not writes:
-                    readers[state] = environment
-            else:
-                environment = readers[state]
+            elif state not in readers:
+                environment = Tau2Environment(release, run.domain, task)
+                readers[state] = environment, {"db_hash": environment.db_hash(),
+                                               "user_db_hash": environment.user_db_hash()}
+            environment, replayed = readers[state] if not writes else (environment, {})
             turns, messages, differences = simulation_turns(sim, where, environment)
-            replayed = {"db_hash": environment.db_hash(),
-                        "user_db_hash": environment.user_db_hash()}
+            if writes:
+                replayed = {"db_hash": environment.db_hash(),
+                            "user_db_hash": environment.user_db_hash()}
             termination, read = termination_of(sim, turns)
             outcome = OUTCOME_OF.get(termination or "", "error")
             error = None if outcome != "error" else \
@@ -516,40 +518,52 @@ def import_category(path: str | Path, release: Tau2Release, model: str, category
     return ImportedRun(cases, trajectories, identity, records, notes)
 
 
-def recorded_agreement(published: Published, verdict: Any, task: dict[str, Any]
-                       ) -> dict[str, Any]:
+def recorded_agreement(published: Published, verdict: Any, case: Case,
+                       trajectory: Trajectory) -> dict[str, Any]:
     """The recorded reward beside the recomputed one, and, where they differ, the named
     cause (a score's `details`: `recorded_reward`, `reward_disagreement`)."""
-    recorded = published.recorded
-    reward = recorded.get("reward")
+    reward = published.recorded.get("reward")
     return {"recorded_reward": reward,
             "reward_disagreement": None if reward == verdict.reward
-            else disagreement(published, verdict, task)}
+            else disagreement(published, verdict, case, trajectory)}
 
 
-def disagreement(published: Published, verdict: Any, task: dict[str, Any]) -> str:
-    """Why the recorded reward differs from the scorer's (the first cause that shows)."""
+def disagreement(published: Published, verdict: Any, case: Case,
+                 trajectory: Trajectory) -> str:
+    """Why the recorded reward differs from the scorer's: the first part that differs, with
+    the evidence at hand (re-executed results that differ, the writes made and due, how the
+    termination was read)."""
     recorded = published.recorded
+    task = case.environment["task"]
     if recorded.get("reward") is None:
         return "no reward recorded"
-    if published.termination != "recorded":
-        return f"termination: {published.termination}"
     basis = recorded.get("reward_basis") or []
-    computed = {"DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION"}
-    if missing := sorted(set(basis) - computed):
+    if missing := sorted(set(basis) - {"DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION"}):
         return f"reward part not computed: {', '.join(missing)}"
     task_basis = (task.get("evaluation_criteria") or {}).get("reward_basis")
     if task_basis is not None and sorted(basis) != sorted(task_basis):
         return f"recorded reward basis {basis}, the task's {task_basis}"
+    read = "" if published.termination == "recorded" else f" ({published.termination})"
+    if verdict.db_match is None:
+        return f"not evaluated here: {verdict.reason}{read}"
     parts = recorded.get("reward_breakdown") or {}
-    ours = {"DB": verdict.db_match, "COMMUNICATE": verdict.communicate}
-    for part, value in ours.items():
+    for part, value in (("DB", verdict.db_match), ("COMMUNICATE", verdict.communicate)):
         if part in parts and value is not None and bool(parts[part]) != value:
             why = f"{part}: recorded {parts[part]:g}, recomputed {float(value):g}"
-            if part == "DB" and published.differences:
-                why += (f" ({len(published.differences)} tool result(s) replay differently: "
-                        f"{published.differences[0]})")
-            return why
-    if verdict.db_match is None:
-        return f"not evaluated here: {verdict.reason}"
-    return f"unexplained: recorded {recorded.get('reward')}, recomputed {verdict.reward}"
+            if part == "DB":
+                why += _db_evidence(published, case, trajectory)
+            return why + read
+    return f"unexplained: recorded {recorded.get('reward')}, recomputed {verdict.reward}{read}"
+
+
+def _db_evidence(published: Published, case: Case, trajectory: Trajectory) -> str:
+    """What the trajectory shows about a database verdict the record contradicts."""
+    if published.differences:
+        return (f"; {len(published.differences)} tool result(s) replay differently, first: "
+                f"{published.differences[0]}")
+    writes = set(case.environment.get("write_tools") or ())
+    made = [c.name for turn in trajectory.turns for step in turn.steps
+            for c in step.emission.tool_calls if c.name in writes]
+    due = [a["name"] for a in _actions(case.environment["task"]) if a["name"] in writes]
+    return (f"; writes made: {', '.join(made) or 'none'}; the task's reference writes: "
+            f"{', '.join(due) or 'none'}")
