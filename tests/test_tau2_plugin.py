@@ -271,12 +271,12 @@ def test_reference_policies_on_every_task_in_the_committed_run():
     assert {key: cell["n"] for key, cell in oracle.items() if key[1] == "confirm"} == {
         ("airline", "confirm"): 55, ("retail", "confirm"): 178}
     assert {key: cell["n"] for key, cell in oracle.items() if key[1] != "confirm"} == {
-        ("airline", "tool_call"): 43, ("airline", "refuse"): 7, ("airline", "ask"): 13,
+        ("airline", "tool_call"): 43, ("airline", "refuse"): 7, ("airline", "ask"): 8,
         ("retail", "tool_call"): 112, ("retail", "refuse"): 2, ("retail", "ask"): 28}
     for key, cell in oracle.items():
         assert (cell["gar"], cell["acc"], cell["n_excluded"], cell["n_step_cap"],
                 cell["n_error"]) == (1.0, 1.0, 0, 0, 0), key
-        refuse_tasks = {"ask": {"airline": 2, "retail": 1}.get(key[0]), "refuse": cell["n"]}
+        refuse_tasks = {"ask": {"airline": 1, "retail": 1}.get(key[0]), "refuse": cell["n"]}
         assert cell["ter_k"] == cell["n"] - (refuse_tasks.get(key[1]) or 0), key  # no call
     for key, cell in no_confirm.items():
         if key[1] == "confirm":
