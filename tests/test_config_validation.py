@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "config/config.yaml"
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 BASE = yaml.safe_load((ROOT / DEFAULT).read_text())
-MODELS = BASE["models"]
+MODELS = [m for m in BASE["models"] if m["backend"] != "replay"]
+"""The default models less the published runs (which lead the list): overlays index these."""
 OPENAI = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
 REPLAY = {"name": "published", "backend": "replay",
@@ -104,7 +105,8 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
     ("name-not-a-path", {"models": [{**MODELS[0], "name": "a/b"}]}, None,
      "OVERLAY: models[0].name: 'a/b' does not match ", []),
     ("judge-unknown-model", {"judge": {"model": "nobody"}}, None,
-     f"OVERLAY, {DEFAULT}: judge.model: 'nobody' is not in 'models' (known: policy-oracle, ",
+     f"OVERLAY, {DEFAULT}: judge.model: 'nobody' is not in 'models' (known: "
+     "claude-sonnet-4-5, gpt-oss-120b, toolorchestra, policy-oracle, ",
      ["qwen2.5-coder-0.5b"]),
     ("judge-is-a-policy", {}, {"judge": {"model": "policy-oracle"}},
      f"--config, {DEFAULT}: judge.model: 'policy-oracle' is a reference policy, which cannot "

@@ -319,7 +319,7 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     source = str(bfcl_release.wheel)
     given = cases["multi_turn_base"]
     imported = bench.import_run(source, options("demo-faulty", "prompt"), "replay-demo-faulty",
-                                "multi_turn_base", given)
+                                "multi_turn_base", given, {})
     backend = replay("demo-faulty", "prompt")
     expected = list(run_cases(given, backend, BASELINE,
                               lambda c: case_environment(c, bfcl_release)))
@@ -334,7 +334,7 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     assert f"no result for case '{missing.id}'" in imported.notes[2]
 
     clean = bench.import_run(source, options("demo-FC", "fc"), "replay-demo-FC", "irrelevance",
-                             cases["irrelevance"])
+                             cases["irrelevance"], {})
     assert [t.outcome for t in clean.trajectories] == ["completed", "completed"]
     assert clean.notes == []
 

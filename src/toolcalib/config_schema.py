@@ -190,11 +190,12 @@ def check_references(config: Mapping[str, Any], layers: Sequence[Layer]) -> None
         raise error(layers, ("judge", "model"),
                     f"{judge['model']!r} is not in 'models' (known: {', '.join(by_name)})",
                     also=[("models",)])
-    if model["backend"] == "policy":
+    if model["backend"] in ("policy", "replay"):
+        kind = "a reference policy" if model["backend"] == "policy" else "a published run"
+        judges = (n for n, m in by_name.items() if m["backend"] not in ("policy", "replay"))
         raise error(layers, ("judge", "model"),
-                    f"{judge['model']!r} is a reference policy, which cannot judge (allowed: "
-                    f"{', '.join(n for n, m in by_name.items() if m['backend'] != 'policy')})",
-                    also=[("models",)])
+                    f"{judge['model']!r} is {kind}, which cannot judge (allowed: "
+                    f"{', '.join(judges)})", also=[("models",)])
     overrides = judge.get("options") or {}
     check_options(model, {**effective_options(model), **overrides}, layers, ("judge", "options"))
 
