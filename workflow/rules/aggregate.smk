@@ -7,6 +7,8 @@ rule aggregate:
         code=code("aggregate"),
     output:
         METRICS,
+    params:
+        published=published_option,
     log:
         "results/logs/aggregate.log",
     threads: 1
@@ -15,7 +17,7 @@ rule aggregate:
         runtime=10,
     shell:
         "toolcalib aggregate --actions {input.actions:q} --runs {input.runs:q}"
-        " --published {input.published:q} --out-dir results/metrics 2> {log:q}"
+        "{params.published} --out-dir results/metrics 2> {log:q}"
 
 
 rule report:

@@ -217,6 +217,12 @@ def published_records():
             for c in BENCHMARKS[b]["categories"]]
 
 
+def published_option(wildcards=None):
+    """` --published FILES` for the aggregate stage, or '' without a published run."""
+    files = published_records()
+    return f" --published {' '.join(map(shlex.quote, files))}" if files else ""
+
+
 def case_files():
     """Every case file a run scores: the releases', then the published runs' own."""
     return [*(f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
