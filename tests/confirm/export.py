@@ -29,6 +29,14 @@ SEED = 15
 WINDOW = 10
 
 
+def context_row(row_id: str, source: dict[str, Any], context: Any) -> dict[str, Any]:
+    """An unlabelled corpus row of one write context (the judge's window of messages)."""
+    return {"id": row_id, "source": source,
+            "messages": [builtins(m, omit_defaults=True) for m in context.messages[-WINDOW:]],
+            "call": builtins(context.call, omit_defaults=True),
+            "agent_text": context.agent_text, "user_reply": context.user_reply,
+            "confirmed": None, "reason": None}
+
 def user_of(identity: dict[str, Any]) -> str:
     """Who played the user: `reference`, or `<backend>:<model>` of the backend that did."""
     return identity.get("user") or f"{identity.get('backend')}:{identity.get('model')}"
@@ -45,19 +53,15 @@ def rows_of(wheel: str, source: str, folder: Path) -> list[dict[str, Any]]:
         for trajectory in read_records(path, Trajectory):
             contexts = write_contexts(cases[trajectory.case_id], trajectory)
             for number, (turn, context) in enumerate(contexts, start=1):
-                rows.append({
-                    "id": f"{source}/{trajectory.case_id}#write{number}",
-                    "source": {"kind": "handwritten" if source == "handwritten" else (
+                rows.append(context_row(
+                    f"{source}/{trajectory.case_id}#write{number}",
+                    {"kind": "handwritten" if source == "handwritten" else (
                         "reference" if source.startswith("policy-") else "real"),
-                        "trajectories": f"{source}/baseline/tau2/{domain}.jsonl",
-                        "agent": trajectory.model,
-                        "user": user_of(trajectory.user_identity or {}),
-                        "case_id": trajectory.case_id, "write": number, "turn": turn},
-                    "messages": [builtins(m, omit_defaults=True)
-                                 for m in context.messages[-WINDOW:]],
-                    "call": builtins(context.call, omit_defaults=True),
-                    "agent_text": context.agent_text, "user_reply": context.user_reply,
-                    "confirmed": None, "reason": None})
+                     "trajectories": f"{source}/baseline/tau2/{domain}.jsonl",
+                     "agent": trajectory.model,
+                     "user": user_of(trajectory.user_identity or {}),
+                     "case_id": trajectory.case_id, "write": number, "turn": turn},
+                    context))
     if source in SAMPLE and len(rows) > SAMPLE[source]:
         rows = sorted(random.Random(SEED).sample(rows, SAMPLE[source]), key=lambda r: r["id"])
     return rows

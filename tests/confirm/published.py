@@ -24,16 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.confirm import merge
+from tests.confirm.export import context_row
 from toolcalib.benchmarks.tau2.published import import_run, read_run
 from toolcalib.benchmarks.tau2.release import Tau2Release
 from toolcalib.benchmarks.tau2.writes import write_contexts
-from toolcalib.jsonio import builtins
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "data" / "published" / "tau2"
 QUOTA = 55
 SEED = 16
-WINDOW = 10
 
 
 def files() -> list[Path]:
@@ -53,16 +52,12 @@ def rows_of(release: Tau2Release, path: Path) -> list[dict[str, Any]]:
     for trajectory in trajectories:
         contexts = write_contexts(by_id[trajectory.case_id], trajectory)
         for number, (turn, context) in enumerate(contexts, start=1):
-            rows.append({
-                "id": f"published/{model}/{trajectory.case_id}#write{number}",
-                "source": {"kind": "published", "file": name, "model": model,
-                           "agent": run.agent, "user": run.user,
-                           "case_id": trajectory.case_id, "write": number, "turn": turn},
-                "messages": [builtins(m, omit_defaults=True)
-                             for m in context.messages[-WINDOW:]],
-                "call": builtins(context.call, omit_defaults=True),
-                "agent_text": context.agent_text, "user_reply": context.user_reply,
-                "confirmed": None, "reason": None})
+            rows.append(context_row(
+                f"published/{model}/{trajectory.case_id}#write{number}",
+                {"kind": "published", "file": name, "model": model, "agent": run.agent,
+                 "user": run.user, "case_id": trajectory.case_id, "write": number,
+                 "turn": turn},
+                context))
     return rows
 
 
