@@ -1,0 +1,193 @@
+"""The published-turns corpus: agent turns of the published τ²-bench runs
+(`data/published/tau2/`), sampled by the selection rule `published-turns-v1`
+(`docs/validation.md`, "Published-run agent turns"), labelled by hand and merged into the
+classifier corpus as `source: published`. Run by hand (not a test):
+
+    python -m tests.published_turns sample   # published_turns.jsonl and the second pass
+    python -m tests.published_turns merge    # the classifier corpus's published rows
+
+`tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.confirm.published import PUBLISHED, files
+from toolcalib.benchmarks.tau2.loop import GREETING
+from toolcalib.benchmarks.tau2.published import read_run, simulation_turns
+
+DATA = Path(__file__).parent / "data"
+TURNS = DATA / "published_turns.jsonl"
+LABELS = DATA / "published_turn_labels.jsonl"
+SECOND_PASS = DATA / "published_turns_second_pass.jsonl"
+CORPUS = DATA / "classifier_corpus.jsonl"
+SOURCE = "published"
+CALL_QUOTA = 15
+TEXT_QUOTA = 17
+SECOND_PASS_SIZE = 100
+CONTEXT_CHARS = 400
+NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"
+                      r"not permitted|unfortunately|don't have|don’t have|do not have|"
+                      r"not possible|won't be able|won’t be able)\b", re.IGNORECASE)
+STRATA_OF: dict[str, tuple[str, ...]] = {
+    "refuse": ("first-neg", "middle-neg", "last-neg"),
+    "ask": ("first-plain", "first-neg"),
+    "confirm": ("middle-plain", "middle-neg"),
+    "other": ("last-plain", "last-neg"),
+    "tool_call": ("call",),
+}
+"""The strata a short class draws its further rounds from (the shortfall rule)."""
+ROUNDS: dict[str, int] = {}
+"""Further rounds drawn per short class after labelling the first draw (the shortfall rule)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One agent message of a published simulation, with its stratum."""
+
+    id: str
+    file: str
+    sha256: str
+    text: str
+    calls: tuple[str, ...]
+    parse: str
+    stratum: str
+    context: str
+
+    def order(self) -> tuple[str, str]:
+        """The turn's place in its stratum: the sha256 of its id, then the id."""
+        return _sha(self.id), self.id
+
+    def row(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "structured_calls": bool(self.calls),
+                "calls": list(self.calls), "parse": self.parse, "file": self.file,
+                "sha256": self.sha256, "stratum": self.stratum, "context": self.context}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def provenance() -> dict[str, str]:
+    """Results file (relative to `data/published/tau2/`) -> its shipped sha256."""
+    listed = yaml.safe_load((PUBLISHED / "PROVENANCE.yaml").read_text("utf-8"))["files"]
+    return {entry["path"]: entry["sha256"] for entry in listed}
+
+
+def turns_of(path: Path, sha256: str) -> list[Turn]:
+    """Every agent turn of one results file but τ²'s greeting, in file order."""
+    name = path.relative_to(PUBLISHED).as_posix()
+    run = read_run(path)
+    if run.sha256 != sha256:
+        raise SystemExit(f"{name}: sha256 {run.sha256}, PROVENANCE.yaml says {sha256}")
+    found = []
+    for number, sim in enumerate(run.simulations):
+        traces, _, _ = simulation_turns(sim, f"{name}: simulation {number}", None)
+        steps = [(trace.user or "", step.emission) for trace in traces for step in trace.steps]
+        indices = [i for i, m in enumerate(sim["messages"]) if m.get("role") == "assistant"]
+        first = sim["messages"][indices[0]] if indices else {}
+        if not first.get("tool_calls") and first.get("content") == GREETING:
+            indices = indices[1:]
+        if len(indices) != len(steps):
+            raise SystemExit(f"{name}: simulation {number}: {len(indices)} agent messages, "
+                             f"{len(steps)} emissions")
+        texts = [k for k, (_, emission) in enumerate(steps) if not emission.tool_calls]
+        for k, (index, (user, emission)) in enumerate(zip(indices, steps, strict=True)):
+            if emission.tool_calls:
+                stratum = "call"
+            else:
+                position = ("first" if k == texts[0] else "last" if k == texts[-1]
+                            else "middle")
+                stratum = f"{position}-{'neg' if NEGATION.search(emission.text) else 'plain'}"
+            found.append(Turn(f"{path.stem}:{number}:{index}", name, sha256, emission.text,
+                              tuple(call.name for call in emission.tool_calls), emission.parse,
+                              stratum, user[:CONTEXT_CHARS]))
+    return found
+
+
+def quota(stratum: str, rounds: dict[str, int]) -> int:
+    """How many turns of a stratum are taken: the first draw's quota and the rounds drawn."""
+    base = CALL_QUOTA if stratum == "call" else TEXT_QUOTA
+    return base + sum(n for label, n in rounds.items() if stratum in STRATA_OF[label])
+
+
+def sample(turns: list[Turn], rounds: dict[str, int]) -> list[Turn]:
+    """One file's sampled turns (the selection rule), in file order."""
+    taken: set[str] = set()
+    for stratum in sorted({turn.stratum for turn in turns}):
+        members = sorted((t for t in turns if t.stratum == stratum), key=Turn.order)
+        taken.update(t.id for t in members[:quota(stratum, rounds)])
+    return [turn for turn in turns if turn.id in taken]
+
+
+def population() -> list[Turn]:
+    """Every agent turn of every shipped results file, files sorted by path."""
+    sha = provenance()
+    return [turn for path in files()
+            for turn in turns_of(path, sha[path.relative_to(PUBLISHED).as_posix()])]
+
+
+def sampled(rounds: dict[str, int]) -> list[Turn]:
+    turns = population()
+    return [t for name in sorted({t.file for t in turns})
+            for t in sample([t for t in turns if t.file == name], rounds)]
+
+
+def second_pass(first_draw: list[Turn]) -> list[dict[str, str]]:
+    """The blind second reader's rows: text-only turns of the first draw, no labels."""
+    texts = sorted((t for t in first_draw if not t.calls),
+                   key=lambda t: (_sha(f"second-pass:{t.id}"), t.id))
+    return [{"id": t.id, "text": t.text, "context": t.context}
+            for t in texts[:SECOND_PASS_SIZE]]
+
+
+def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare)."""
+    missing = [t["id"] for t in turns if t["id"] not in labels]
+    spare = sorted(set(labels) - {t["id"] for t in turns})
+    if missing or spare:
+        raise SystemExit(f"unlabelled turns {missing}; labels of no turn {spare}")
+    return [{"id": t["id"], "text": t["text"], "structured_calls": t["structured_calls"],
+             "parse": t["parse"], "label": labels[t["id"]]["label"],
+             "reason": labels[t["id"]]["reason"], "source": SOURCE} for t in turns]
+
+
+def merged(corpus: list[str], rows: list[dict[str, Any]]) -> list[str]:
+    """The corpus's lines with its published rows replaced by `rows` (others byte-kept)."""
+    kept = [line for line in corpus if json.loads(line)["source"] != SOURCE]
+    return kept + [json.dumps(row, ensure_ascii=False) for row in rows]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+
+
+def main(command: str) -> None:
+    if command == "sample":
+        TURNS.write_text(jsonl([t.row() for t in sampled(ROUNDS)]), "utf-8")
+        SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
+    elif command == "merge":
+        labels = {row["id"]: row for row in read_jsonl(LABELS)}
+        rows = corpus_rows(read_jsonl(TURNS), labels)
+        lines = merged(CORPUS.read_text("utf-8").splitlines(), rows)
+        CORPUS.write_text("".join(line + "\n" for line in lines), "utf-8")
+    else:
+        raise SystemExit(f"unknown command {command!r}: sample or merge")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
