@@ -8,16 +8,9 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.inputs import Cases, Rows, action_table, gold_table, score_table
-from toolcalib.metrics.rows import CASE_COLUMNS, case_rows
+from toolcalib.metrics.rows import CASES, case_rows
 
-CASE_SCHEMA: dict[str, pl.DataType] = {
-    name: pl.Float64() if name == "recorded_reward" else
-    pl.Int64() if name in ("gold_turn", "probes_fired", "unclosed_reasoning_turns") else
-    pl.Boolean() if name in ("gold_emitted", "gold_turn_hit", "tool_call_emitted",
-                             "gold_turn_tool_call", "gold_emitted_any_step", "passed",
-                             "scored", "structural_hit") else pl.String()
-    for name in CASE_COLUMNS
-}
+CASE_SCHEMA: dict[str, pl.DataType] = CASES.schema()
 """The columns of a per-case table, in order, typed."""
 
 

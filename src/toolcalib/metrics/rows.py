@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.metrics.wilson import wilson
 
 KEYS = ["model", "variant", "benchmark", "category"]
@@ -36,34 +37,45 @@ def bound_of(scored: bool, passed: bool | None, gold_emitted: bool) -> str | Non
         return GOLD_WITHOUT_ACC
     return None
 
-CASE_COLUMNS = [*CASE_KEYS, "gold_action", "gold_turn", "gold_turn_gold", "emitted",
-                "gold_emitted", "gold_turn_class", "gold_turn_hit", "tool_call_emitted",
-                "gold_turn_tool_call", "emission_classes", "gold_emitted_any_step", "passed",
-                "scored", "outcome", "error_type", "bound", "probes_fired",
-                "unclosed_reasoning_turns", "structural_hit", "recorded_reward",
-                "reward_disagreement"]
-"""The columns of a per-case table, in order. `structural_hit`: the benchmark's published
-structural reading of the gold class (`Benchmark.structural`; τ² only, null elsewhere): not
-GAR, reported beside it. `recorded_reward`: a published run's own recorded verdict (null
-elsewhere), and `reward_disagreement` the named cause where it differs from `passed`'s
-(`recorded_of`)."""
+
+CASES = TableSpec("per_case", 1, (
+    *(Column(key) for key in CASE_KEYS), Column("gold_action", label="gold"),
+    Column("gold_turn", "int"), Column("gold_turn_gold"), Column("emitted"),
+    Column("gold_emitted", "bool"), Column("gold_turn_class"), Column("gold_turn_hit", "bool"),
+    Column("tool_call_emitted", "bool"), Column("gold_turn_tool_call", "bool"),
+    Column("emission_classes"), Column("gold_emitted_any_step", "bool"),
+    Column("passed", "bool"), Column("scored", "bool"), Column("outcome"), Column("error_type"),
+    Column("bound"), Column("probes_fired", "int"), Column("unclosed_reasoning_turns", "int"),
+    Column("structural_hit", "bool"), Column("recorded_reward", "float"),
+    Column("reward_disagreement"),
+))
+"""The per-case table (`per_case.jsonl` of a run, `per_case.parquet`). `structural_hit`: the
+benchmark's published structural reading of the gold class (`Benchmark.structural`; τ² only,
+null elsewhere): not GAR, reported beside it. `recorded_reward`: a published run's own recorded
+verdict (null elsewhere), and `reward_disagreement` the named cause where it differs from
+`passed`'s (`recorded_of`)."""
+CASE_COLUMNS = CASES.names
+"""The columns of a per-case table, in order."""
 UNCLOSED_REASONING = ":other:unclosed_reasoning"
 """How the rule of an emission that is only an unclosed reasoning block ends (`default` and
 `judge`: `default:other:unclosed_reasoning`; a malformed one: `malformed:` before it)."""
 
 DIGITS = 6
 """Rates and bounds are rounded to this many decimals, for stable bytes."""
-RATES: dict[str, str] = {
-    "gar": "gold_emitted",
-    "gar_turn": "gold_turn_hit",
-    "gar_emission": "gold_emitted_any_step",
-    "ter": "tool_call_emitted",
-    "ter_turn": "gold_turn_tool_call",
-    "acc": "passed",
-}
+_RATES = (
+    ("gar", "gold_emitted", "GAR"),
+    ("gar_turn", "gold_turn_hit", "GAR@gold turn"),
+    ("gar_emission", "gold_emitted_any_step", "GAR@any emission"),
+    ("ter", "tool_call_emitted", "TER"),
+    ("ter_turn", "gold_turn_tool_call", "TER@gold turn"),
+    ("acc", "passed", "Acc"),
+)
+RATES: dict[str, str] = {rate: column for rate, column, _ in _RATES}
 """Each rate and the per-case column whose share of scored cases it is."""
-COUNTS = ["n", "n_excluded", "n_context_overflow", "n_error", "n_step_cap", "n_probed",
-          ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC]
+_COUNTS = (("n", "n"), ("n_excluded", "excluded"), ("n_context_overflow", "context overflow"),
+           ("n_error", "error"), ("n_step_cap", "step cap"), ("n_probed", "probed"),
+           (ACC_WITHOUT_GOLD, "Acc>GAR"), (GOLD_WITHOUT_ACC, "GAR>Acc"))
+COUNTS = [count for count, _ in _COUNTS]
 """`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
 `n_probed`: scored cases where the variant's probe fired at least once."""
 TURN_COUNTS = ["unclosed_reasoning_turns"]
@@ -74,12 +86,28 @@ STRUCTURAL = "gar_structural"
 """The published structural reading beside GAR (τ²): the share of scored cases with
 `structural_hit`, over the scored cases that have one (`gar_structural_n`; 0 and every rate
 null where the benchmark defines none, e.g. BFCL)."""
-STRUCTURAL_COLUMNS = [f"{STRUCTURAL}{part}" for part in ("_n", "_k", "", "_lo", "_hi")]
-TRIPLE_COLUMNS = [*KEYS, "gold_action", *COUNTS, *TURN_COUNTS,
-                  *(f"{rate}{part}" for rate in RATES for part in ("_k", "", "_lo", "_hi")),
-                  *STRUCTURAL_COLUMNS]
-"""The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`,
-`gar_structural_n` the denominator of `gar_structural` (every other rate's is `n`)."""
+
+
+def _rate_columns(rate: str, label: str, denominator: bool = False) -> list[Column]:
+    return [*([Column(f"{rate}_n", "int")] if denominator else []), Column(f"{rate}_k", "int"),
+            Column(rate, "float", label), Column(f"{rate}_lo", "float"),
+            Column(f"{rate}_hi", "float")]
+
+
+_STRUCTURAL = _rate_columns(STRUCTURAL, "GAR structural (τ², published)", denominator=True)
+STRUCTURAL_COLUMNS = [column.name for column in _STRUCTURAL]
+TRIPLES = TableSpec("triples", 1, (
+    *(Column(key) for key in KEYS), Column("gold_action", label="gold"),
+    *(Column(count, "int", label) for count, label in _COUNTS),
+    *(Column(count, "int") for count in TURN_COUNTS),
+    *(column for rate, _, label in _RATES for column in _rate_columns(rate, label)),
+    *_STRUCTURAL,
+))
+"""The triples table (`triples.csv` of a run and of every run), its columns labelled as the
+report heads them; `<rate>_k` is the numerator of `<rate>`, `gar_structural_n` the denominator
+of `gar_structural` (every other rate's is `n`)."""
+TRIPLE_COLUMNS = TRIPLES.names
+"""The columns of the triples table, in order."""
 
 Row = Mapping[str, Any]
 
@@ -199,7 +227,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
     emitted_list, gold = sorted(case["classes"]), case["gold"]
     gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
     bound = bound_of(scored, passed, gold_emitted)
-    return {  # CASE_COLUMNS
+    return CASES.row({
         "model": case["model"],
         "variant": case["variant"],
         "benchmark": case["benchmark"],
@@ -225,7 +253,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
         "unclosed_reasoning_turns": unclosed_turns,
         "structural_hit": structural_hit,
         **{key: case[key] for key in RECORDED},
-    }
+    })
 
 
 def _round(value: float | None) -> float | None:

@@ -4,22 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from toolcalib.metrics.rows import (
-    COUNTS,
-    KEYS,
-    STRUCTURAL,
-    TRIPLE_COLUMNS,
-    TURN_COUNTS,
-    triple_rows,
-)
+from toolcalib.metrics.rows import TRIPLES, triple_rows
 
-TRIPLE_SCHEMA: dict[str, pl.DataType] = {
-    name: pl.String() if name in (*KEYS, "gold_action") else
-    pl.Int64() if name in (*COUNTS, *TURN_COUNTS, f"{STRUCTURAL}_n") or name.endswith("_k") else
-    pl.Float64()
-    for name in TRIPLE_COLUMNS
-}
-"""The columns of the triples table, in order; `<rate>_k` is the numerator of `<rate>`."""
+TRIPLE_SCHEMA: dict[str, pl.DataType] = TRIPLES.schema()
+"""The columns of the triples table, in order, typed."""
 
 
 def triples(cases: pl.DataFrame) -> pl.DataFrame:

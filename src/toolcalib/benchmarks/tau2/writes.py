@@ -23,7 +23,7 @@ from typing import Any
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.confirm import WriteContext
-from toolcalib.metrics.rows import bound_of, recorded_of
+from toolcalib.metrics.rows import CASES, bound_of, recorded_of
 from toolcalib.records import MODEL_OUTCOMES, Message, Step, Trajectory, TurnTrace
 
 
@@ -61,7 +61,7 @@ def write_contexts(case: Any, trajectory: Trajectory) -> list[tuple[int, WriteCo
 
 def write_units(case: Any, trajectory: Trajectory, score: Any,
                 profile: Profile) -> list[dict[str, Any]]:
-    """The per-case rows (`metrics.rows.CASE_COLUMNS`) of every write call of a trajectory,
+    """The per-case rows (`metrics.rows.CASES`) of every write call of a trajectory,
     each confirmed or not as `profile` says; a unit's structural reading (the published
     method's, `structural`) is its confirm verdict, none when unscored."""
     contexts = write_contexts(case, trajectory)
@@ -84,7 +84,7 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
           confirmed: bool, scored: bool) -> dict[str, Any]:
     classes = "confirm|tool_call" if confirmed else "tool_call"
     passed = score.passed
-    return {  # CASE_COLUMNS
+    return CASES.row({
         "model": trajectory.model, "variant": trajectory.variant, "benchmark": case.benchmark,
         "category": case.category, "case_id": f"{case.id}#write{number}",
         "gold_action": "confirm", "gold_turn": turn, "gold_turn_gold": "confirm",
@@ -97,4 +97,4 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
         "probes_fired": 0, "unclosed_reasoning_turns": 0,
         "structural_hit": confirmed if scored else None,
         **recorded_of({"details": score.details}),
-    }
+    })
