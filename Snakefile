@@ -6,7 +6,7 @@ from snakemake.utils import min_version
 
 from toolcalib.config_schema import ConfigError, check_config, workflow_layers
 
-from toolcalib.status import print_summary
+from toolcalib.provenance.status import print_summary
 
 min_version("9.0")
 

@@ -12,26 +12,21 @@ import polars as pl
 import pytest
 
 from tests.workflow_build import clone
-from toolcalib.audit import (
-    COUNT_CASES,
+from toolcalib.metrics.counts import COUNTED
+from toolcalib.metrics.rows import COUNTS, DIGITS, RATES, STRUCTURAL
+from toolcalib.metrics.wilson import wilson
+from toolcalib.provenance.audit.case import align_messages, truncate
+from toolcalib.provenance.audit.main import audit, load_run, main_audit
+from toolcalib.provenance.audit.recompute import (
     KEYS,
     PER_CASE,
     TRIPLES,
-    AuditError,
-    _align_messages,
-    audit,
-    load_run,
-    main_audit,
-    md5_dir,
-    md5_file,
     metrics_of,
     natural_key,
     resolve_metric,
-    shorten,
-    truncate,
 )
-from toolcalib.metrics.rows import COUNTS, DIGITS, RATES, STRUCTURAL
-from toolcalib.metrics.wilson import wilson
+from toolcalib.provenance.audit.render import shorten
+from toolcalib.provenance.lock import ProvenanceError, md5_dir, md5_file
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 
 # -- fast: the pieces ----------------------------------------------------------------------
@@ -67,10 +62,10 @@ def test_md5_is_what_dvc_records(tmp_path: Path) -> None:
 
 def test_every_count_and_rate_is_auditable() -> None:
     columns = ["model", "n", *COUNTS, *(c for r in RATES for c in (f"{r}_k", r))]
-    assert set(COUNTS) <= set(COUNT_CASES)
+    assert list(COUNTED) == COUNTS
     assert set(metrics_of(columns)) == set(RATES) | set(COUNTS)
     assert resolve_metric("gar_lo", columns) == resolve_metric("gar_k", columns) == "gar"
-    with pytest.raises(AuditError, match="metrics: gar, "):
+    with pytest.raises(ProvenanceError, match="metrics: gar, "):
         resolve_metric("model", columns)
 
 
@@ -96,7 +91,7 @@ def test_messages_align_with_steps_also_around_dropped_steps() -> None:
             Message(role="user", content="u1"), Message(role="assistant", content="Understood."),
         ],
     )
-    aligned = _align_messages(trajectory)
+    aligned = align_messages(trajectory)
     assert [(m["content"], m["before_step"]) for m in aligned[0]] == [
         ("sys", 0), ("u0", 0), ("probe", 1)]
     assert [(m["content"], m["before_step"]) for m in aligned[1]] == [("u1", 0)]

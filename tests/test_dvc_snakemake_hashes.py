@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from toolcalib.audit import SNAKEMAKE_MARKER, md5_dir
-from toolcalib.dvcsync import render_dvc_yaml, snakemake_jobs
+from toolcalib.provenance.dvcsync import render_dvc_yaml, snakemake_jobs
+from toolcalib.provenance.lock import SNAKEMAKE_MARKER, md5_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = "results/folder"

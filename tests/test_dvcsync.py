@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from toolcalib.dvcsync import (
+from toolcalib.provenance.dvcsync import (
     DvcYamlStale,
     Job,
     main_dvc_sync,

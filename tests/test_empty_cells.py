@@ -16,7 +16,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from toolcalib.audit import audit, metrics_of, render
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.jsonio import parse_line, write_jsonl
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
@@ -24,6 +23,9 @@ from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.paired import SHIFT_SCHEMA, compare_models, shift_table
 from toolcalib.metrics.rows import COUNTS, RATES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
+from toolcalib.provenance.audit.main import audit
+from toolcalib.provenance.audit.recompute import metrics_of
+from toolcalib.provenance.audit.render import render
 from toolcalib.records import (
     NO_DOCS,
     Case,

@@ -14,10 +14,10 @@ import yaml
 from tests.servers import make_request
 from toolcalib.backends.base import MACHINE_FACTS, recorded_identity
 from toolcalib.jsonio import dumps
-from toolcalib.manifest import build_manifest
-from toolcalib.reproduce import compare, render
+from toolcalib.provenance.manifest import build_manifest
+from toolcalib.provenance.reproduce import compare, render
+from toolcalib.provenance.trajdigest import MAX_CASES, compare_digests, file_digests
 from toolcalib.store import request_key
-from toolcalib.trajdigest import MAX_CASES, compare_digests, file_digests
 
 TRAJ = "results/trajectories/m/baseline/bench/cat.jsonl"
 ACTIONS = "results/actions/m/baseline/bench/cat.jsonl"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
+from toolcalib.provenance.status import collect, print_summary, read_outcomes, render
 from toolcalib.records import Trajectory
 from toolcalib.stages.generate import failure_message
-from toolcalib.status import collect, print_summary, read_outcomes, render
 
 TRICKY = {"backend": "openai", "model": 'm","outcome":"error', "base_url": "http://h/v1"}
 """An identity whose value spells a top-level outcome (escaped in the line: never read)."""

@@ -349,7 +349,9 @@ def _audit_units(tmp_path, files):
     read from its case's trajectory."""
     import polars as pl
 
-    from toolcalib.audit import AuditError, audit, render
+    from toolcalib.provenance.audit.main import audit
+    from toolcalib.provenance.audit.render import render
+    from toolcalib.provenance.lock import ProvenanceError
 
     root = tmp_path / "run"
     fields = {"model": "oracle", "variant": "baseline", "benchmark": "tau2",
@@ -369,10 +371,10 @@ def _audit_units(tmp_path, files):
     pl.read_ndjson(files["per_case"]).write_parquet(root / "results/metrics/per_case.parquet")
     (root / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
     cell = tuple(fields.values())
-    with pytest.raises(AuditError, match=r"4 gold classes .*\(ask, confirm, refuse, "
+    with pytest.raises(ProvenanceError, match=r"4 gold classes .*\(ask, confirm, refuse, "
                                          r"tool_call\): choose one with --gold"):
         audit(root, *cell, "gar")
-    with pytest.raises(AuditError, match="no gold class 'malformed'.* valid: ask, confirm"):
+    with pytest.raises(ProvenanceError, match="no gold class 'malformed'.* valid: ask, confirm"):
         audit(root, *cell, "gar", gold="malformed")
     for gold_class, ids in (("refuse", ["airline_0"]), ("confirm", ["airline_2#write1"]),
                             ("ask", ["airline_2#ask"]),
@@ -393,7 +395,7 @@ def test_audit_recomputes_the_structural_reading(tmp_path):
     """`gar_structural` is audited over its own denominator (`gar_structural_n`)."""
     import polars as pl
 
-    from toolcalib.audit import recompute
+    from toolcalib.provenance.audit.recompute import recompute
 
     rows = pl.DataFrame({"model": ["m"] * 3, "variant": ["v"] * 3, "benchmark": ["tau2"] * 3,
                          "category": ["airline"] * 3, "case_id": ["a_1", "a_2", "a_3"],

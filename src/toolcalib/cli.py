@@ -182,19 +182,19 @@ def _validation_args(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dvc-sync"]:
-        from toolcalib.dvcsync import main_dvc_sync
+        from toolcalib.provenance.dvcsync import main_dvc_sync
 
         return main_dvc_sync(argv[1:])
     if argv[:1] == ["audit"]:
-        from toolcalib.audit import main_audit
+        from toolcalib.provenance.audit.main import main_audit
 
         return main_audit(argv[1:])
     if argv[:1] == ["status"]:
-        from toolcalib.status import main_status
+        from toolcalib.provenance.status import main_status
 
         return main_status(argv[1:])
     if argv[:1] == ["reproduce"]:
-        from toolcalib.reproduce import main_reproduce
+        from toolcalib.provenance.reproduce import main_reproduce
 
         return main_reproduce(argv[1:])
     args = vars(build_parser().parse_args(argv))

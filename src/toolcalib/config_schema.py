@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
 from toolcalib.config import load_model
-from toolcalib.dvcsync import stage_part
+from toolcalib.provenance.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
 
 Layer = tuple[str, Mapping[str, Any]]

@@ -7,7 +7,7 @@ from pathlib import Path
 from toolcalib.backends import MODULES as BACKEND_MODULES
 from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
 from toolcalib.benchmarks import get_benchmark
-from toolcalib.codedeps import closure
+from toolcalib.provenance.codedeps import closure
 from toolcalib.schedule import generate_priority
 
 PATH_SAFE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"

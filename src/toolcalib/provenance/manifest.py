@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcalib.jsonio import sha256_file
-from toolcalib.trajdigest import file_digests
+from toolcalib.provenance.trajdigest import file_digests
 
 CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
 """Tracked paths whose uncommitted edits make the code version 'dirty'."""

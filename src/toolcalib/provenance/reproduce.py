@@ -15,7 +15,6 @@ CPU capability the report says so next to the differences.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -29,8 +28,16 @@ from typing import Any
 
 import yaml
 
-from toolcalib.audit import LOCK, MANIFEST, AuditError, is_trajectory, read_lock
-from toolcalib.trajdigest import dvc_cached, explain_trajectory
+from toolcalib.provenance.lock import (
+    LOCK,
+    MANIFEST,
+    ProvenanceError,
+    dvc_cached,
+    is_trajectory,
+    read_lock,
+    read_manifest,
+)
+from toolcalib.provenance.trajdigest import explain_trajectory
 
 CONTENT = ("config", "models", "inputs", "trajectories")
 """Manifest sections that must be equal; the others (code, machine, packages) describe where
@@ -60,11 +67,6 @@ def outputs(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
             for out in stage.get("outs") or []}
 
 
-def _manifest(root: Path) -> dict[str, Any]:
-    path = root / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def capability(manifest: dict[str, Any]) -> str | None:
     """The CPU capability a manifest records (older manifests: in the model identities)."""
     found = (manifest.get("machine") or {}).get("cpu_capability")
@@ -80,7 +82,7 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
     committed = outputs(committed_stages)
     built_stages = read_lock(built_root)
     built = outputs(built_stages)
-    recorded_manifest, built_manifest = _manifest(committed_root), _manifest(built_root)
+    recorded_manifest, built_manifest = read_manifest(committed_root), read_manifest(built_root)
     result = Comparison(outputs=len(committed),
                         missing=sorted(committed.keys() - built.keys()),
                         extra=sorted(built.keys() - committed.keys()),
@@ -228,7 +230,7 @@ def main_reproduce(argv: Sequence[str] | None = None) -> int:
                   f"(log: {work / 'build.log'})", file=sys.stderr, flush=True)
             built = build(root, work, args.cores)
         result = compare(root, built)
-    except (AuditError, RuntimeError, FileNotFoundError, ValueError) as error:
+    except (ProvenanceError, RuntimeError, FileNotFoundError, ValueError) as error:
         print(f"toolcalib reproduce: error: {error}", file=sys.stderr)
         return 2
     finally:

@@ -125,12 +125,6 @@ def _record_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return lines
 
 
-def dvc_cached(root: Path, md5: str) -> Path | None:
-    """The committed version of a file in the project's DVC cache, if it is there."""
-    path = root / ".dvc" / "cache" / "files" / "md5" / md5[:2] / md5[2:]
-    return path if md5 and not md5.endswith(".dir") and path.is_file() else None
-
-
 def explain_trajectory(path: str, recorded_manifest: dict[str, Any], built_file: Path,
                        committed_copy: Path | None) -> list[str]:
     """Why a trajectory file's hash differs: from the committed file when available, else from

@@ -7,37 +7,21 @@ from collections import Counter
 
 import polars as pl
 
-from toolcalib.metrics.rows import (
-    ACC_WITHOUT_GOLD,
-    CELL_KEYS,
-    GOLD_WITHOUT_ACC,
-    RATES,
-    STRUCTURAL,
-)
+from toolcalib.metrics.counts import BOUNDS, COUNTED, SCORED
+from toolcalib.metrics.rows import CELL_KEYS, RATES, STRUCTURAL
 
 Key = tuple[str, ...]
 """The (model, variant, benchmark, category) of a triple."""
 
-_SCORED = pl.col("scored").fill_null(False)
-_OUTCOME = pl.col("outcome")
 AUDITED: dict[str, tuple[str, pl.Expr]] = {
-    "n": ("scored cases (the denominator of every rate)", _SCORED),
-    "n_excluded": ("excluded cases (infrastructure outcomes, in no denominator)", ~_SCORED),
-    "n_context_overflow": ("cases ended by context overflow", _OUTCOME == "context_overflow"),
-    "n_error": ("cases ended by an infrastructure error", _OUTCOME == "error"),
-    "n_step_cap": ("scored cases ended by the step cap", _SCORED & (_OUTCOME == "step_cap")),
-    "n_probed": ("scored cases where the variant's probe fired",
-                 _SCORED & (pl.col("probes_fired") > 0)),
+    **{count: entry for count, entry in COUNTED.items() if count not in BOUNDS},
     **{
-        rate: (f"numerator: scored cases with {column}", _SCORED & pl.col(column))
+        rate: (f"numerator: scored cases with {column}", SCORED & pl.col(column))
         for rate, column in RATES.items()
     },
-    ACC_WITHOUT_GOLD: ("passed without emitting the gold class (Acc>GAR)",
-                       pl.col("bound") == ACC_WITHOUT_GOLD),
-    GOLD_WITHOUT_ACC: ("emitted the gold class and failed (GAR>Acc)",
-                       pl.col("bound") == GOLD_WITHOUT_ACC),
+    **{count: COUNTED[count] for count in BOUNDS},
     STRUCTURAL: ("numerator: scored cases the published structural reading counts as a hit "
-                 "(τ²; not GAR)", _SCORED & pl.col("structural_hit")),
+                 "(τ²; not GAR)", SCORED & pl.col("structural_hit")),
 }
 """Every auditable number of a triple: what its cases are and which per-case rows they are."""
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from toolcalib.jsonio import write_json
-from toolcalib.manifest import build_manifest
+from toolcalib.provenance.manifest import build_manifest
 from toolcalib.stages import log
 
 
