@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from toolcalib.benchmarks import MODULES
+from toolcalib.benchmarks import PLUGINS
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "toolcalib"
 BENCHMARKS = PACKAGE / "benchmarks"
-NAMES = sorted({module.split(".")[2] for module in MODULES.values()})
+NAMES = sorted({PLUGINS.module(name).split(".")[2] for name in PLUGINS})
 LAYOUTS = {"bfcl": ("BFCL_v4", "_result.json")}
 """Benchmark -> strings of its results files' layout (BFCL's version prefix, result names)."""
 

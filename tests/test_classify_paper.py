@@ -12,6 +12,7 @@ from toolcalib.classify import (
     turn_action,
 )
 from toolcalib.classify.paper import load_cues
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
 from toolcalib.records import (
     NO_DOCS,
@@ -200,7 +201,8 @@ def test_malformed_keeps_the_paper_class(text: str, paper_class: str | None) -> 
 
 def test_unknown_profile_lists_known_ones() -> None:
     assert get_profile("paper").name == "paper"
-    with pytest.raises(ValueError, match=r"unknown classifier profile 'papers'.*known.*paper"):
+    with pytest.raises(InputError, match=r"unknown classifier profile 'papers' \(known: "
+                                         r"default, paper\)"):
         get_profile("papers")
 
 

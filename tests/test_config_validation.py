@@ -17,10 +17,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from toolcalib.backends import MODULES, OPTIONS
-from toolcalib.benchmarks import CONFIGS
-from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
-from toolcalib.config import load_model
+from toolcalib.backends import BACKENDS, OPTIONS
+from toolcalib.benchmarks import CONFIGS, PLUGINS
 from toolcalib.config_schema import ConfigError, check_config, config_schema, workflow_layers
 from toolcalib.variants import VARIANTS
 
@@ -204,24 +202,24 @@ def test_variants_each_benchmark_runs_are_accepted(tmp_path: Path) -> None:
 
 
 def test_the_schema_is_generated_from_the_registries() -> None:
-    assert set(OPTIONS) == set(MODULES) and set(CONFIGS) == set(BENCHMARK_MODULES)
+    assert set(OPTIONS) == set(BACKENDS) and set(CONFIGS) == set(PLUGINS)
     schema = config_schema(yaml.safe_load(SCHEMA.read_text()))
     model = schema["properties"]["models"]["items"]
     assert model["properties"]["backend"]["enum"] == sorted(OPTIONS)
     branches = {b["if"]["properties"]["backend"]["const"]: b["then"]["properties"]["options"]
                 for b in model["allOf"]}
-    for backend, ref in OPTIONS.items():
+    for backend in OPTIONS:
         options = branches[backend]
         assert options["additionalProperties"] is False
-        assert set(options["properties"]) == set(load_model(ref).model_fields)
+        assert set(options["properties"]) == set(OPTIONS.load(backend).model_fields)
     assert branches["transformers"]["required"] == []  # model_dir: from `source`
     assert schema["properties"]["variants"]["items"]["enum"] == sorted(VARIANTS)
     assert set(schema["properties"]["benchmarks"]["properties"]) == set(CONFIGS)
 
 
 def test_options_models_import_without_the_backends_dependencies() -> None:
-    code = ("import sys; from toolcalib.config import load_model; "
-            "from toolcalib.backends import OPTIONS; [load_model(r) for r in OPTIONS.values()]; "
+    code = ("import sys; from toolcalib.backends import OPTIONS; "
+            "[OPTIONS.load(name) for name in OPTIONS]; "
             "print(sorted({'torch', 'transformers', 'httpx'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -11,6 +11,7 @@ from toolcalib.benchmarks.bfcl.gold import case_environment
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.config import ModelSpec
 from toolcalib.generate import run_case
+from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, ToolCall
 from toolcalib.variants import get_variant
 
@@ -175,9 +176,11 @@ def test_infrastructure_failures_are_outcomes_not_answers(bfcl_release, cases, e
 
 
 def test_unknown_policy_and_backend_are_clear_errors():
-    with pytest.raises(KeyError, match="unknown policy 'psychic'"):
+    with pytest.raises(InputError, match="^model 'x': unknown policy 'psychic' \\(known: "
+                                         "always_ask, "):
         make_backend(ModelSpec(name="x", backend="policy", options={"policy": "psychic"}))
-    with pytest.raises(KeyError, match="unknown backend 'gpt'"):
+    with pytest.raises(InputError, match="^model 'x': unknown backend 'gpt' \\(known: "
+                                         "llamacpp, openai, policy, replay, transformers\\)$"):
         make_backend(ModelSpec(name="x", backend="gpt"))
 
 

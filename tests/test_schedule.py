@@ -1,4 +1,4 @@
-from toolcalib.benchmarks import MODULES, get_benchmark
+from toolcalib.benchmarks import PLUGINS, get_benchmark
 from toolcalib.schedule import generate_priority
 
 VARIANTS = ["baseline", "system-permission", "sri"]
@@ -29,7 +29,7 @@ def test_categories_opening_as_another_start_after_every_other_category() -> Non
 
 
 def test_every_benchmark_names_real_categories() -> None:
-    for name in MODULES:
+    for name in PLUGINS:
         benchmark = get_benchmark(name)
         for category, source in benchmark.opens_as.items():
             assert {category, source} <= set(benchmark.categories)

@@ -13,6 +13,7 @@ from toolcalib.benchmarks.tau2.environment import (
     tool_schemas,
     write_tools,
 )
+from toolcalib.jsonio import InputError
 from toolcalib.records import ToolCall
 
 WRITE_TOOLS = {
@@ -120,7 +121,7 @@ def test_initial_state_is_applied_as_tau2_does(tau2_release):
 
 
 def test_unknown_domain(tau2_release):
-    with pytest.raises(KeyError, match="unknown τ² domain 'telecom' \\(known: airline, retail\\)"):
+    with pytest.raises(InputError, match=r"unknown τ² domain 'telecom' \(known: airline, retail\)"):
         Tau2Environment(tau2_release, "telecom")
 
 

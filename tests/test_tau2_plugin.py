@@ -129,7 +129,7 @@ def test_a_malformed_task_names_file_task_and_field(bad, field):
 
 
 def test_an_unknown_domain_names_the_known_ones(tau2_wheel):
-    with pytest.raises(KeyError, match="unknown τ² domain 'telecom' \\(known: airline, retail\\)"):
+    with pytest.raises(InputError, match=r"unknown τ² domain 'telecom' \(known: airline, retail\)"):
         TAU2.load_cases(tau2_wheel, "telecom")
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from toolcalib.backends.base import Request
-from toolcalib.benchmarks import MODULES, get_benchmark
+from toolcalib.benchmarks import PLUGINS, get_benchmark
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
 from toolcalib.benchmarks.bfcl.plugin import load_cases
@@ -133,7 +133,7 @@ TAU2_REFUSED = "(tau2 runs: baseline, system-permission, no-tools-visible)"
 def test_each_benchmark_declares_the_variants_it_runs():
     assert get_benchmark("bfcl").variants == tuple(VARIANTS)
     assert get_benchmark("tau2").variants == ("baseline", "system-permission", "no-tools-visible")
-    for name in MODULES:
+    for name in PLUGINS:
         assert set(get_benchmark(name).variants) <= set(VARIANTS)
     assert refusal("m", "openai", "sri", "bfcl") is None
     assert refusal("m", "openai", "no-tools-visible", "tau2") is None

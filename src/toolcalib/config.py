@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any, TypeVar
 
@@ -19,12 +18,6 @@ class StrictModel(BaseModel):
     errors, so a malformed one names its field; immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def load_model(ref: str) -> type[BaseModel]:
-    """The class a registry's `module:class` entry names."""
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 Options = TypeVar("Options", bound=BaseModel)

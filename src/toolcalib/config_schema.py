@@ -29,7 +29,6 @@ from pydantic import ValidationError
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
-from toolcalib.config import load_model
 from toolcalib.provenance.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
 
@@ -49,7 +48,7 @@ class ConfigError(ValueError):
 
 def options_schema(backend: str) -> dict[str, Any]:
     """The JSON schema of a model's `options` under `backend`, from its options model."""
-    schema = load_model(OPTIONS[backend]).model_json_schema()
+    schema = OPTIONS.load(backend).model_json_schema()
     schema["required"] = [k for k in schema.get("required", ()) if k not in WORKFLOW_OPTIONS]
     schema["title"] = f"options of backend '{backend}'"
     return schema
@@ -63,8 +62,8 @@ def config_schema(base: Mapping[str, Any]) -> dict[str, Any]:
     props["variants"]["items"].update(variant_names)
     benchmarks = props["benchmarks"]
     benchmarks["properties"] = {}
-    for name, ref in sorted(CONFIGS.items()):
-        section = load_model(ref).model_json_schema()
+    for name in sorted(CONFIGS):
+        section = CONFIGS.load(name).model_json_schema()
         section["title"] = f"benchmark '{name}'"
         benchmarks["properties"][name] = section
     model = props["models"]["items"]
@@ -238,7 +237,7 @@ def check_options(model: Mapping[str, Any], options: Mapping[str, Any],
     """Validate `options` with the model's backend options model (what the schema cannot say:
     `model_dir` is required once `source` cannot fill it); errors are reported at `at`."""
     backend = model["backend"]
-    options_model = load_model(OPTIONS[backend])
+    options_model = OPTIONS.load(backend)
     try:
         options_model.model_validate(options)
     except ValidationError as exc:

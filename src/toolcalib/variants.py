@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.records import NO_DOCS
+from toolcalib.registry import pick
 
 if TYPE_CHECKING:
     from toolcalib.records import Case, Message
@@ -75,9 +76,7 @@ VARIANTS = {v.name: v for v in (
 
 
 def get_variant(name: str) -> Variant:
-    if name not in VARIANTS:
-        raise KeyError(f"unknown variant '{name}' (known: {', '.join(sorted(VARIANTS))})")
-    return VARIANTS[name]
+    return pick("variant", VARIANTS, name)
 
 
 REPLAY_VARIANTS = ("baseline",)

