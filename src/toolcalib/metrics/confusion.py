@@ -6,6 +6,7 @@ import polars as pl
 
 from toolcalib.metrics.inputs import Rows, action_table
 from toolcalib.metrics.rows import CASE_KEYS, KEYS
+from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import ACTION_CLASSES, GOLD_CLASSES
 
 NO_CLASS = "none"
@@ -13,11 +14,12 @@ NO_CLASS = "none"
 LEVELS = ("gold_turn", "all_turns")
 """`gold_turn`: each case's gold-turn gold vs that turn's class; `all_turns`: every turn."""
 EMITTED = (*ACTION_CLASSES, NO_CLASS)
-COLUMNS = [*KEYS, "level", "gold", "emitted"]
-CONFUSION_SCHEMA: dict[str, pl.DataType] = {
-    **{name: pl.String() for name in COLUMNS}, "count": pl.Int64()
-}
-"""The columns of the confusion table, in order, typed (it is empty when no case is scored)."""
+CONFUSION = TableSpec("confusion", 1, (
+    *(Column(key) for key in [*KEYS, "level", "gold", "emitted"]), Column("count", "int")))
+"""The confusion table (`confusion.csv`; empty when no case is scored)."""
+CONFUSION_SCHEMA: dict[str, pl.DataType] = CONFUSION.schema()
+COLUMNS = [name for name in CONFUSION.names if name != "count"]
+"""What a count is counted by."""
 
 
 def confusion(actions: Rows, cases: pl.DataFrame) -> pl.DataFrame:

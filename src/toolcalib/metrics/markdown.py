@@ -6,16 +6,13 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.rows import KEYS, STRUCTURAL
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, STRUCTURAL, TRIPLES
 
-SHOWN = {
-    "gar": "GAR",
-    "gar_turn": "GAR@gold turn",
-    "ter": "TER",
-    "ter_turn": "TER@gold turn",
-    "acc": "Acc",
-}
-STRUCTURAL_LABEL = "GAR structural (τ², published)"
+LABELS = TRIPLES.labels()
+"""How the report heads each labelled column of the triples."""
+SHOWN = {rate: LABELS[rate] for rate in ("gar", "gar_turn", "ter", "ter_turn", "acc")}
+"""The rates the markdown table shows, in order."""
+STRUCTURAL_LABEL = LABELS[STRUCTURAL]
 """The published structural reading beside GAR (not GAR): shown after the rates."""
 FOOTER = """\
 Rates are shares of scored cases, in percent, with the count (k/n) and the 95% Wilson score
@@ -60,8 +57,9 @@ def line(cells: list[Any]) -> str:
 def triples_markdown(triples: pl.DataFrame) -> str:
     """One line per triple, in the table's order, then how to read it."""
     structural = [STRUCTURAL] if STRUCTURAL in triples.columns else []
-    header = [*KEYS, "gold", "n", "excluded", "step cap", *SHOWN.values(),
-              *(STRUCTURAL_LABEL for _ in structural), "Acc>GAR", "GAR>Acc"]
+    header = [*KEYS, *(LABELS[name] for name in ["gold_action", "n", "n_excluded", "n_step_cap",
+                                                    *SHOWN, *structural, ACC_WITHOUT_GOLD,
+                                                    GOLD_WITHOUT_ACC])]
     lines = [line(header), line(["---"] * len(header))]
     for row in triples.iter_rows(named=True):
         lines.append(
@@ -73,8 +71,8 @@ def triples_markdown(triples: pl.DataFrame) -> str:
                     row["n_excluded"],
                     row["n_step_cap"],
                     *(rate_text(row, rate) for rate in [*SHOWN, *structural]),
-                    row["acc_without_gold"],
-                    row["gold_without_acc"],
+                    row[ACC_WITHOUT_GOLD],
+                    row[GOLD_WITHOUT_ACC],
                 ]
             )
         )

@@ -14,43 +14,31 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.rows import DIGITS
+from toolcalib.metrics.rows import DIGITS, RATES
+from toolcalib.metrics.spec import Column, TableSpec
 
 PAIR_KEYS = ["benchmark", "category", "case_id"]
 GROUP_KEYS = ["benchmark", "category"]
 
-METRICS: dict[str, str] = {
-    "gar": "gold_emitted",
-    "ter": "tool_call_emitted",
-    "acc": "passed",
-    "gar_turn": "gold_turn_hit",
-}
-"""Each comparable metric and the boolean per-case column it is the share of."""
 SHIFT_METRICS = ("gar", "ter", "acc")
 """The metrics of `shift_table` and `compare_models`, in their sort order."""
+METRICS: dict[str, str] = {rate: RATES[rate] for rate in (*SHIFT_METRICS, "gar_turn")}
+"""Each comparable metric (a rate of `rows.RATES`) and the boolean per-case column it is the
+share of."""
 
 FLIP_SEP = "|"
 
-PAIRED_SCHEMA: dict[str, pl.DataType] = {
-    "benchmark": pl.String(),
-    "category": pl.String(),
-    "metric": pl.String(),
-    "n_pairs": pl.Int64(),
-    "rate_a": pl.Float64(),
-    "rate_b": pl.Float64(),
-    "delta": pl.Float64(),
-    "b01": pl.Int64(),
-    "b10": pl.Int64(),
-    "p_value": pl.Float64(),
-    "flips_gained": pl.String(),
-    "flips_lost": pl.String(),
-    "n_unpaired_a": pl.Int64(),
-    "n_unpaired_b": pl.Int64(),
-}
-"""Columns of `PairedResult.table`: `b01` counts a-miss -> b-hit pairs (`flips_gained`, sorted
-case ids), `b10` a-hit -> b-miss (`flips_lost`); `delta` = rate_b - rate_a; rates are null
-without pairs."""
-
+PAIRED = TableSpec("paired", 1, (
+    Column("benchmark"), Column("category"), Column("metric"), Column("n_pairs", "int"),
+    Column("rate_a", "float"), Column("rate_b", "float"), Column("delta", "float"),
+    Column("b01", "int"), Column("b10", "int"), Column("p_value", "float"),
+    Column("flips_gained"), Column("flips_lost"), Column("n_unpaired_a", "int"),
+    Column("n_unpaired_b", "int"),
+))
+"""`PairedResult.table`: `b01` counts a-miss -> b-hit pairs (`flips_gained`, sorted case ids),
+`b10` a-hit -> b-miss (`flips_lost`); `delta` = rate_b - rate_a; rates are null without
+pairs."""
+PAIRED_SCHEMA: dict[str, pl.DataType] = PAIRED.schema()
 
 SHIFT_RENAMES = {
     "rate_a": "rate_baseline",
@@ -58,13 +46,10 @@ SHIFT_RENAMES = {
     "n_unpaired_a": "n_unpaired_baseline",
     "n_unpaired_b": "n_unpaired_variant",
 }
-SHIFT_SCHEMA: dict[str, pl.DataType] = {
-    "model": pl.String(),
-    "variant": pl.String(),
-    **{SHIFT_RENAMES.get(name, name): dtype for name, dtype in PAIRED_SCHEMA.items()},
-}
-"""Columns of `shift_table` (of `shift.csv`): a variant with no paired case has n_pairs 0 and
-null rates; no variant at all, no row."""
+SHIFT = PAIRED.derive("shift", 1, (Column("model"), Column("variant")), SHIFT_RENAMES)
+"""`shift_table` (`shift.csv`): a variant with no paired case has n_pairs 0 and null rates; no
+variant at all, no row."""
+SHIFT_SCHEMA: dict[str, pl.DataType] = SHIFT.schema()
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -173,7 +158,7 @@ def paired(
             }
         )
     table = pl.DataFrame(
-        [{name: row[name] for name in PAIRED_SCHEMA} for row in rows], schema=PAIRED_SCHEMA
+        [{name: row[name] for name in PAIRED.names} for row in rows], schema=PAIRED_SCHEMA
     )
     return PairedResult(a=dict(a), b=dict(b), metric=metric, table=table)
 
@@ -214,7 +199,7 @@ def shift_table(
     return (
         pl.concat(frames)
         .sort("model", "variant", "benchmark", "category", _metric_order(metrics))
-        .select(list(SHIFT_SCHEMA))
+        .select(SHIFT.names)
     )
 
 
@@ -226,7 +211,7 @@ def compare_models(
     metrics: Sequence[str] = SHIFT_METRICS,
 ) -> pl.DataFrame:
     """`model_b` against `model_a` on `variant`, per (benchmark, category) and metric; columns
-    model_a, model_b, variant, then those of `PAIRED_SCHEMA` (delta = model_b - model_a)."""
+    model_a, model_b, variant, then those of `PAIRED` (delta = model_b - model_a)."""
     if not metrics:
         raise ValueError("compare_models: no metrics")
     frames = [

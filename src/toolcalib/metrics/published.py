@@ -10,33 +10,39 @@ from typing import Any
 
 import polars as pl
 
+from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import Published
 
-RECORD_COLUMNS = ["model", "benchmark", "category", "file", "index", "record", "claimed_case",
-                  "case_id", "pairing", "excluded", "recorded_reward", "differences"]
-"""The columns of an import's records table (`record_rows`)."""
-PUBLISHED_SCHEMA: dict[str, pl.DataType] = {
-    "model": pl.String(), "benchmark": pl.String(), "category": pl.String(),
-    "file": pl.String(), "index": pl.Int64(), "record": pl.String(),
-    "claimed_case": pl.String(), "case_id": pl.String(), "status": pl.String(),
-    "recorded_reward": pl.Float64(), "reward": pl.Float64(), "agrees": pl.Boolean(),
-    "note": pl.String(), "differences": pl.Int64(),
-}
+PUBLISHED = TableSpec("published", 1, (
+    Column("model"), Column("benchmark"), Column("category"), Column("file"),
+    Column("index", "int"), Column("record"), Column("claimed_case"), Column("case_id"),
+    Column("status"), Column("recorded_reward", "float"), Column("reward", "float"),
+    Column("agrees", "bool"), Column("note"), Column("differences", "int"),
+))
 """The published-runs table (`published.csv`), one row per record, in file order. `status`:
 `scored`, `excluded` (its case counted in `n_excluded`) or `no cell` (no task to score it on);
 `reward`: the recomputed verdict (1 passed, 0 failed); `note`: why it is excluded, how it was
 paired, or why the recorded reward differs."""
-RECORD_SCHEMA = {name: PUBLISHED_SCHEMA.get(name, pl.String()) for name in RECORD_COLUMNS}
+PUBLISHED_SCHEMA: dict[str, pl.DataType] = PUBLISHED.schema()
+RECORDS = TableSpec("records", 1, tuple(
+    PUBLISHED.column(name) if name in PUBLISHED.names else Column(name)
+    for name in ["model", "benchmark", "category", "file", "index", "record", "claimed_case",
+                 "case_id", "pairing", "excluded", "recorded_reward", "differences"]))
+"""An import's records table (`<category>.records.jsonl`, `record_rows`): its columns typed as
+`PUBLISHED`'s, `pairing` and `excluded` text."""
+RECORD_COLUMNS = RECORDS.names
+RECORD_SCHEMA: dict[str, pl.DataType] = RECORDS.schema()
 
 
 def record_rows(model: str, benchmark: str, category: str,
                 records: Iterable[Published]) -> list[dict[str, Any]]:
-    """An import's records as rows of `RECORD_COLUMNS`."""
-    return [{"model": model, "benchmark": benchmark, "category": category, "file": r.file,
-             "index": r.index, "record": r.record, "claimed_case": r.claimed_case,
-             "case_id": r.case_id, "pairing": r.pairing, "excluded": r.excluded,
-             "recorded_reward": r.recorded.get("reward"), "differences": len(r.differences)}
-            for r in records]
+    """An import's records as rows of `RECORDS`."""
+    return [RECORDS.row({
+        "model": model, "benchmark": benchmark, "category": category, "file": r.file,
+        "index": r.index, "record": r.record, "claimed_case": r.claimed_case,
+        "case_id": r.case_id, "pairing": r.pairing, "excluded": r.excluded,
+        "recorded_reward": r.recorded.get("reward"), "differences": len(r.differences)})
+        for r in records]
 
 
 def published_table(records: Sequence[pl.DataFrame], cases: pl.DataFrame) -> pl.DataFrame:
@@ -59,7 +65,7 @@ def published_table(records: Sequence[pl.DataFrame], cases: pl.DataFrame) -> pl.
     return (joined.with_columns(reward.alias("reward"), status.alias("status"),
                                 note.alias("note"))
             .with_columns((pl.col("reward") == pl.col("recorded_reward")).alias("agrees"))
-            .select(list(PUBLISHED_SCHEMA)).sort("model", "benchmark", "file", "index"))
+            .select(PUBLISHED.names).sort("model", "benchmark", "file", "index"))
 
 
 def file_lines(table: pl.DataFrame) -> list[str]:

@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.markdown import FOOTER, SHOWN, STRUCTURAL_LABEL, denominator
+from toolcalib.metrics.markdown import FOOTER, LABELS, denominator
 from toolcalib.metrics.rows import (
     ACC_WITHOUT_GOLD,
     CELL_KEYS,
+    COUNTS,
     GOLD_WITHOUT_ACC,
     KEYS,
     RATES,
@@ -21,18 +22,11 @@ from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
 from toolcalib.report.selfcheck import Check
 
-RATE_LABELS = {rate: SHOWN.get(rate, "GAR@any emission") for rate in RATES}
-COUNT_LABELS = {
-    "n": "n",
-    "n_excluded": "excluded",
-    "n_context_overflow": "context overflow",
-    "n_error": "error",
-    "n_step_cap": "step cap",
-    "n_probed": "probed",
-}
-BOUND_LABELS = {ACC_WITHOUT_GOLD: "Acc>GAR", GOLD_WITHOUT_ACC: "GAR>Acc"}
-STRUCTURAL_LABELS = {STRUCTURAL: STRUCTURAL_LABEL}
-LABELS = {**COUNT_LABELS, **RATE_LABELS, **STRUCTURAL_LABELS, **BOUND_LABELS}
+RATE_LABELS = {rate: LABELS[rate] for rate in RATES}
+BOUND_LABELS = {bound: LABELS[bound] for bound in (ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC)}
+COUNT_LABELS = {count: LABELS[count] for count in COUNTS if count not in BOUND_LABELS}
+STRUCTURAL_LABELS = {STRUCTURAL: LABELS[STRUCTURAL]}
+"""The triples' numbers the page shows, by kind, headed by their labels (`rows.TRIPLES`)."""
 
 CSS = """\
 body{font:14px/1.4 system-ui,sans-serif;margin:.5em auto;max-width:1400px;padding:0 .8em;color:#222}
@@ -129,7 +123,7 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     counts = [m for m in COUNT_LABELS if m in shown]
     bounds = [m for m in BOUND_LABELS if m in shown]
     rates = [*RATE_LABELS, *(m for m in STRUCTURAL_LABELS if m in shown)]
-    header = [*KEYS, "gold", *(LABELS[m] for m in [*counts, *rates, *bounds])]
+    header = [*KEYS, *(LABELS[m] for m in ["gold_action", *counts, *rates, *bounds])]
     head = "<thead><tr>" + "".join(
         f'<th onclick="sortBy({i})" title="sort">{escape(h)}</th>' for i, h in enumerate(header)
     ) + "</tr></thead><tbody>"

@@ -7,26 +7,31 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.markdown import line, rate_text, triples_markdown
+from toolcalib.metrics.markdown import LABELS, line, rate_text, triples_markdown
 from toolcalib.metrics.published import disagreements, file_lines
+from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, RATES
 from toolcalib.report.selfcheck import Check
+
+HEADLINE = ["gold_action", "n", "gar", "ter", "acc", ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC,
+            "n_step_cap", "n_excluded"]
+"""The triples' columns of the headline table after model and category, in order."""
+INTERVALS = ("gar", "acc")
+"""The headline's rates headed with their 95% interval (every rate shows one)."""
 
 
 def _headline(triples: pl.DataFrame, real: list[str], variant: str | None) -> list[str]:
     rows = triples.filter(pl.col("model").is_in(real) & (pl.col("variant") == variant))
     if rows.height == 0:
         return ["No real model in this run (only reference policies): see the self-check."]
-    header = ["model", "category", "gold", "n", "GAR [95% CI]", "TER", "Acc [95% CI]",
-              "Acc>GAR", "GAR>Acc", "step cap", "excluded"]
+    header = ["model", "category", *(f"{LABELS[name]} [95% CI]" if name in INTERVALS else
+                                     LABELS[name] for name in HEADLINE)]
     out = [line(header), line(["---"] * len(header))]
     rank = {model: i for i, model in enumerate(real)}
     ordered = rows.with_columns(pl.col("model").replace_strict(rank).alias("_rank")).sort(
         "_rank", "benchmark", "gold_action", "category")
     for r in ordered.iter_rows(named=True):
-        out.append(line([r["model"], r["category"], r["gold_action"], r["n"],
-                         rate_text(r, "gar"), rate_text(r, "ter"), rate_text(r, "acc"),
-                         r["acc_without_gold"], r["gold_without_acc"], r["n_step_cap"],
-                         r["n_excluded"]]))
+        out.append(line([r["model"], r["category"], *(rate_text(r, name) if name in RATES else
+                                                      r[name] for name in HEADLINE)]))
     return out
 
 
