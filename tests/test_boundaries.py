@@ -2,7 +2,8 @@
 benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plugins lazily),
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
-benchmark's package know that benchmark's file layout (`LAYOUTS`)."""
+benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
+other packages write and none of them imports it (README, "Layout")."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ BENCHMARKS = PACKAGE / "benchmarks"
 NAMES = sorted({PLUGINS.module(name).split(".")[2] for name in PLUGINS})
 LAYOUTS = {"bfcl": ("BFCL_v4", "_result.json")}
 """Benchmark -> strings of its results files' layout (BFCL's version prefix, result names)."""
+NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "report")
+"""Packages that never import `toolcalib.provenance`."""
+PROVENANCE_READS = ("metrics", "provenance")
+"""The packages `toolcalib.provenance` may import, besides the root modules."""
 
 
 def _module(path: Path) -> str:
@@ -55,6 +60,14 @@ def _benchmark_of(module: str) -> str | None:
     if parts[:2] == ["toolcalib", "benchmarks"] and len(parts) > 2 and parts[2] in NAMES:
         return parts[2]
     return None
+
+
+def _package_of(module: str) -> str | None:
+    """The package of `toolcalib` a module name lies in (None: a root module)."""
+    parts = module.split(".")
+    if parts[0] != "toolcalib" or len(parts) < 2 or not (PACKAGE / parts[1]).is_dir():
+        return None
+    return parts[1]
 
 
 def _sources() -> list[Path]:
@@ -99,3 +112,17 @@ def test_the_walk_sees_imports_at_any_depth(tmp_path):
                       "    import importlib\n"
                       "    importlib.import_module('toolcalib.benchmarks.tau2.plugin')\n")
     assert {_benchmark_of(m) for m in _imports(source)} >= {"bfcl", "tau2"}
+
+
+@pytest.mark.parametrize("package", NO_PROVENANCE)
+def test_no_package_imports_provenance(package):
+    for path in sorted((PACKAGE / package).rglob("*.py")):
+        found = sorted(m for m in _imports(path) if _package_of(m) == "provenance")
+        assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+def test_provenance_imports_only_the_root_modules_and_metrics():
+    for path in sorted((PACKAGE / "provenance").rglob("*.py")):
+        found = sorted(m for m in _imports(path)
+                       if _package_of(m) not in (None, *PROVENANCE_READS))
+        assert not found, f"{path.relative_to(SRC)} imports {found}"
