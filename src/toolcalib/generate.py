@@ -7,6 +7,9 @@ case as `step_cap` (BFCL's force-quit; the benchmark plugin passes its cap). Sin
 (the irrelevance sets) get exactly one emission and nothing is executed. Infrastructure
 failures end the case as `error` / `context_overflow`: counted, never scored.
 
+The step loop of a turn (`steps`) is every benchmark's: this scripted loop runs it per
+turn, τ²'s agent-user loop per agent turn.
+
 Each case is a generator that yields its next `Request` and receives the answer, so a driver
 can keep many conversations in flight and hand the backend one batch of steps at a time.
 """
@@ -14,7 +17,7 @@ can keep many conversations in flight and hand the backend one batch of steps at
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from toolcalib.backends.base import (
     Answer,
@@ -27,13 +30,81 @@ from toolcalib.backends.base import (
 from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.probes import Decision, ProbeContext, call_probe, halt_probe
-from toolcalib.records import Case, Emission, Intervention, Message, Step, Trajectory, TurnTrace
+from toolcalib.records import (
+    Case,
+    Emission,
+    Intervention,
+    Message,
+    Outcome,
+    Step,
+    ToolCall,
+    Trajectory,
+    TurnEnd,
+    TurnTrace,
+)
 from toolcalib.variants import Variant
 
 EnvironmentFactory = Callable[[Case], Any]
 Conversation = Generator[Request, Answer, Trajectory]
 MAX_STEPS = 20
 """The scripted loop's default call steps per turn (BFCL's force-quit)."""
+
+
+class TurnSteps(NamedTuple):
+    """What one turn's steps came to (`steps`)."""
+
+    steps: list[Step]
+    ended: TurnEnd
+    error: str | None = None
+    """The infrastructure failure that ended it (`ended` `error` / `context_overflow`)."""
+
+
+ENDED_OUTCOME: dict[str, Outcome] = {"step_cap": "step_cap", "error": "error",
+                                     "context_overflow": "context_overflow"}
+"""The trajectory outcome a turn's end makes (any other end: the conversation goes on)."""
+
+
+def steps(case: Case, turn: int, messages: list[Message], tools: list[dict[str, Any]],
+          params: dict[str, Any] | None, execute: Callable[[ToolCall], str],
+          capped: Callable[[list[Step]], bool], *,
+          probe: Callable[[Emission, int], Message | None] | None = None,
+          stops: Callable[[Emission], bool] | None = None) -> Generator[Request, Answer, TurnSteps]:
+    """The step loop of one turn, which every benchmark's loop runs (it extends `messages`):
+    query the model; a failed request ends the turn (`error` / `context_overflow`); a `probe`
+    that answers with a message withdraws the emission (a dropped step) and the model is asked
+    again; a single-step case's emission ends it (`single_step`); an emission without calls, or
+    one that `stops` the conversation, ends it (`no_call`: its calls never run); else each call
+    is `execute`d, its result returned as a tool message, and the turn ends as `step_cap` once
+    its steps are `capped`."""
+    order, visible = param_order_from_docs(tools), {doc["name"]: doc for doc in tools}
+    done: list[Step] = []
+    while True:
+        answer = yield Request(messages=list(messages), tools=tools, case=case, turn=turn,
+                               step=len(done), params=params or {})
+        if isinstance(answer, ContextOverflow):
+            return TurnSteps(done, "context_overflow", str(answer))
+        if isinstance(answer, InfrastructureError):
+            return TurnSteps(done, "error", str(answer))
+        emission = decode_emission(answer, order, visible)
+        withdrawn = None if probe is None else probe(emission, len(done))
+        if withdrawn is not None:
+            done.append(Step(index=len(done), emission=emission, dropped=True))
+            messages.append(withdrawn)
+            continue
+        messages.append(Message(role="assistant", content=emission.text,
+                                tool_calls=emission.tool_calls))
+        if not case.multi_step:
+            done.append(Step(index=len(done), emission=emission))
+            return TurnSteps(done, "single_step")
+        if not emission.tool_calls or (stops is not None and stops(emission)):
+            done.append(Step(index=len(done), emission=emission))
+            return TurnSteps(done, "no_call")
+        results = [execute(call) for call in emission.tool_calls]
+        messages.extend(Message(role="tool", name=call.name, content=result)
+                        for call, result in zip(emission.tool_calls, results, strict=True))
+        done.append(Step(index=len(done), emission=emission, results=results))
+        if capped(done):
+            return TurnSteps(done, "step_cap")
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
@@ -49,52 +120,37 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
     interventions: list[Intervention] = []
     context = ProbeContext()
     outcome, error = "completed", None
+
+    def execute(call: ToolCall) -> str:
+        result: str = env.execute(call)
+        context.observed.append((call, result))
+        return result
+
+    def capped(done: list[Step]) -> bool:
+        return sum(1 for step in done if not step.dropped) > max_steps
+
     for turn in case.turns:
         tools = tools + turn.tools_added
         messages.extend(turn.messages)
         context.requests.append("\n".join(m.content for m in turn.messages if m.role == "user"))
         context.visible = {doc["name"]: doc for doc in tools}
-        steps: list[Step] = []
         probed: set[str] = set()
-        ended = "no_call"
-        while True:
-            answer = yield Request(messages=list(messages), tools=tools, case=case,
-                                   turn=turn.index, step=len(steps), params=params or {})
-            if isinstance(answer, ContextOverflow):
-                ended, outcome, error = "context_overflow", "context_overflow", str(answer)
-                break
-            if isinstance(answer, InfrastructureError):
-                ended, outcome, error = "error", "error", str(answer)
-                break
-            emission = decode_emission(answer, param_order_from_docs(tools), context.visible)
-            probe = _probe(variant, case, emission, context, probed)
-            if probe is not None:
-                decision, name = probe
-                interventions.append(Intervention(turn=turn.index, step=len(steps), probe=name,
-                                                  fired=decision.fired, reason=decision.reason))
-                if decision.fired:
-                    steps.append(Step(index=len(steps), emission=emission, dropped=True))
-                    messages.append(decision.message)
-                    continue
-            messages.append(Message(role="assistant", content=emission.text,
-                                    tool_calls=emission.tool_calls))
-            if not case.multi_step:
-                steps.append(Step(index=len(steps), emission=emission))
-                ended = "single_step"
-                break
-            if not emission.tool_calls:
-                steps.append(Step(index=len(steps), emission=emission))
-                break
-            results = [env.execute(call) for call in emission.tool_calls]
-            messages.extend(Message(role="tool", name=call.name, content=result)
-                            for call, result in zip(emission.tool_calls, results, strict=True))
-            context.observed.extend(zip(emission.tool_calls, results, strict=True))
-            steps.append(Step(index=len(steps), emission=emission, results=results))
-            if sum(1 for step in steps if not step.dropped) > max_steps:
-                ended, outcome = "step_cap", "step_cap"
-                break
-        turns.append(TurnTrace(index=turn.index, steps=steps, ended=ended))
-        if outcome != "completed":
+
+        def probe(emission: Emission, step: int, index: int = turn.index,
+                  probed: set[str] = probed) -> Message | None:
+            found = _probe(variant, case, emission, context, probed)
+            if found is None:
+                return None
+            decision, name = found
+            interventions.append(Intervention(turn=index, step=step, probe=name,
+                                              fired=decision.fired, reason=decision.reason))
+            return decision.message if decision.fired else None
+
+        ran = yield from steps(case, turn.index, messages, tools, params, execute, capped,
+                               probe=probe)
+        turns.append(TurnTrace(index=turn.index, steps=ran.steps, ended=ran.ended))
+        if ran.ended in ENDED_OUTCOME:
+            outcome, error = ENDED_OUTCOME[ran.ended], ran.error
             break
     return Trajectory(case_id=case.id, benchmark=case.benchmark, category=case.category,
                       model=model, model_identity=identity or {}, variant=variant.name,

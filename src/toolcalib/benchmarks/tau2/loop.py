@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
-from toolcalib.benchmarks.tau2.user import is_stop
-from toolcalib.execute.calls import param_order_from_docs
-from toolcalib.execute.textcalls import decode_emission
-from toolcalib.generate import Conversation, EnvironmentFactory
-from toolcalib.records import Case, Message, Step, Trajectory, TurnTrace
+from toolcalib.backends.base import InfrastructureError
+from toolcalib.benchmarks.tau2.user import LlmUser, User, is_stop
+from toolcalib.generate import ENDED_OUTCOME, Conversation, EnvironmentFactory, steps
+from toolcalib.records import Case, Message, Outcome, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.variants import Variant
 
 GREETING = "Hi! How can I help you today?"
@@ -32,20 +30,22 @@ AGENT_STOP = "###STOP###"
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
-                 params: dict[str, Any] | None, identity: dict[str, Any], *, user: Any,
+                 params: dict[str, Any] | None, identity: dict[str, Any], *, user: User,
                  user_identity: dict[str, Any], max_steps: int,
                  max_errors: int) -> Conversation:
-    """One task as a coroutine (see the module docstring)."""
+    """One task as a coroutine (see the module docstring); each agent turn is the shared step
+    loop (`generate.steps`)."""
     case = variant.adjust_case(case)
     session = environment(case)
     task = case.environment["task"]
     tools = list(case.tools)
-    order, visible = param_order_from_docs(tools), {doc["name"]: doc for doc in tools}
     messages: list[Message] = [*variant.preamble(),
                                Message(role="system", content=session.system_prompt),
                                Message(role="assistant", content=GREETING)]
     turns: list[TurnTrace] = []
-    outcome, error, termination = "completed", None, None
+    outcome: Outcome = "completed"
+    error: str | None = None
+    termination: str | None = None
     count, errors = 1, 0
 
     def finish() -> Trajectory:
@@ -54,10 +54,25 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
                           outcome=outcome, error=error, turns=turns, messages=messages,
                           termination=termination, user_identity=user_identity)
 
+    def execute(call: ToolCall) -> str:
+        nonlocal errors
+        content, failed = session.execute(call)
+        errors += failed
+        return content
+
+    def capped(done: list[Step]) -> bool:
+        nonlocal termination
+        if errors >= max_errors:
+            termination = "too_many_errors"
+        elif count + messages_of(done) >= max_steps:
+            termination = "max_steps"
+        return termination is not None
+
     while True:
-        said = user.reply(task, messages)
-        if isinstance(said, Request):  # a backend plays the user
-            said = user.read((yield said))
+        if isinstance(user, LlmUser):  # a backend plays the user
+            said = user.read((yield user.reply(task, messages)))
+        else:
+            said = user.reply(task, messages)
         if isinstance(said, InfrastructureError):
             outcome, error, termination = "error", f"user simulator: {said}", "user_error"
             return finish()
@@ -69,42 +84,15 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
         if count >= max_steps:
             outcome, termination = "step_cap", "max_steps"
             return finish()
-        steps: list[Step] = []
-        ended = "no_call"
-        while True:
-            answer = yield Request(messages=list(messages), tools=tools, case=case,
-                                   turn=len(turns), step=len(steps), params=params or {})
-            if isinstance(answer, ContextOverflow):
-                ended = outcome = termination = "context_overflow"
-                error = str(answer)
-                break
-            if isinstance(answer, InfrastructureError):
-                ended, outcome, error, termination = "error", "error", str(answer), "agent_error"
-                break
-            emission = decode_emission(answer, order, visible)
-            messages.append(Message(role="assistant", content=emission.text,
-                                    tool_calls=emission.tool_calls))
-            count += 1
-            if AGENT_STOP in emission.text or not emission.tool_calls:
-                steps.append(Step(index=len(steps), emission=emission))
-                if AGENT_STOP in emission.text:
-                    termination = "agent_stop"
-                break
-            results = []
-            for call in emission.tool_calls:
-                content, failed = session.execute(call)
-                results.append(content)
-                errors += failed
-                messages.append(Message(role="tool", name=call.name, content=content))
-            count += 1
-            steps.append(Step(index=len(steps), emission=emission, results=results))
-            if errors >= max_errors:
-                ended, outcome, termination = "step_cap", "step_cap", "too_many_errors"
-                break
-            if count >= max_steps:
-                ended, outcome, termination = "step_cap", "step_cap", "max_steps"
-                break
-        turns.append(TurnTrace(index=len(turns), steps=steps, ended=ended, user=said))
+        ran = yield from steps(case, len(turns), messages, tools, params, execute, capped,
+                               stops=lambda emission: AGENT_STOP in emission.text)
+        count += messages_of(ran.steps)
+        if ran.ended in ENDED_OUTCOME:
+            outcome, error = ENDED_OUTCOME[ran.ended], ran.error
+            termination = termination or AGENT_ENDED[ran.ended]
+        elif AGENT_STOP in ran.steps[-1].emission.text:
+            termination = "agent_stop"
+        turns.append(TurnTrace(index=len(turns), steps=ran.steps, ended=ran.ended, user=said))
         if termination is not None:
             return finish()
         if count >= max_steps:
@@ -112,3 +100,11 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             return finish()
 
 
+AGENT_ENDED = {"error": "agent_error", "context_overflow": "context_overflow"}
+"""The termination of an agent turn ended by its backend's failure."""
+
+
+def messages_of(done: list[Step]) -> int:
+    """The messages τ² counts for a turn's steps: the agent's, and one for each step's tool
+    results."""
+    return sum(1 + bool(step.results) for step in done)

@@ -126,6 +126,10 @@ class ReferenceUser:
         return STOP
 
 
+User = LlmUser | ReferenceUser
+"""Who plays τ²'s user (`loop.conversation`)."""
+
+
 def _agent_class(text: str) -> str | None:
     return _profile().classify(Emission(text=text)).action
 
