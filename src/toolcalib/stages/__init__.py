@@ -1,7 +1,8 @@
 """One module per pipeline stage, each with `run(**args)`: read the stage's inputs, run the
 core, write its outputs atomically with rows in a stable order (same inputs, same bytes).
 
-The CLI imports only the stage it runs, so each stage's code closure is exact (see `provenance.codedeps`).
+The CLI imports only the stage it runs, so each stage's code closure is exact (see
+`provenance.codedeps`).
 """
 
 from __future__ import annotations
