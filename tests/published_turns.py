@@ -46,8 +46,9 @@ STRATA_OF: dict[str, tuple[str, ...]] = {
     "tool_call": ("call",),
 }
 """The strata a short class draws its further rounds from (the shortfall rule)."""
-ROUNDS: dict[str, int] = {}
-"""Further rounds drawn per short class after labelling the first draw (the shortfall rule)."""
+ROUNDS: dict[str, int] = {"confirm": 13}
+"""Further rounds drawn per short class after labelling the first draw (the shortfall rule):
+`confirm` had 30 of 50 after the first draw and reached 52 after 13 rounds."""
 
 
 @dataclass(frozen=True)
