@@ -201,7 +201,7 @@ CASES = [
     ("Cancelling is final. Proceed?", "default:confirm:proceed"),
     ("I can set a reminder instead. Would you like that?", "default:confirm:like_that"),
     ("Are you sure you want to delete it?", "default:confirm:are_you_sure"),
-    ("Just confirming: you want it gone?", "default:confirm:confirming"),
+    ("Just confirming: you want it gone?", "default:confirm:you_want"),
     ("May I cancel the order now?", "default:confirm:may_i"),
     ("Would it be okay if I closed it?", "default:confirm:ok_if_i"),
     ("Do you approve?", "default:confirm:do_you_confirm"),
@@ -247,6 +247,7 @@ CASES = [
     ("All tasks completed.", "default:other:completion"),
     ("The file has been successfully moved.", "default:other:completion"),
     ("Here is the listing: a.txt.", "default:other:statement"),
+    ("The order ships Monday. Would you like more details?", "default:other:more_details"),
     ("...", "default:other:no_words"),
     ("\u200b", "default:other:no_words"),
     ("```\nrm: cannot remove 'x'\n```", "default:other:no_words"),
@@ -271,7 +272,7 @@ def test_sentence_rules(text: str, expected: str) -> None:
 def test_every_cue_has_an_example() -> None:
     """Each cue of the classifying groups decides at least one case above."""
     named = {r.split(":")[2] for _, r in CASES}
-    groups = set(load_cues()["cues"]) - {"self_answer", "pending_action"}
+    groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference"}
     missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
     assert missing == set()
 
@@ -335,6 +336,104 @@ def test_every_cue_has_an_example() -> None:
 def test_blind_spots(text: str, action: str, paper_action: str) -> None:
     assert DEFAULT.classify(Emission(text=text)).action == action
     assert PAPER.classify(Emission(text=text)).action == paper_action
+
+
+# -- issue 28: blind spots on strong models' customer-service dialogue -------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An inability, then the model proposing another action (a choice too): refuse.
+        ("I can't change the seat class on this fare, but would you like me to look for a flight"
+         " with business seats?", "default:refuse:first_person"),
+        ("I'm unable to add a passenger to an existing booking. Would you like me to book the"
+         " extra traveller separately, in economy or in business?", "default:refuse:first_person"),
+        ("Name changes cannot be processed on this ticket. Shall I cancel it or keep it?",
+         "default:refuse:cannot_be_done"),
+        # ... or asking what the user prefers among alternatives: refuse, and the rule says the
+        # choice may be one the request needs (ambiguous).
+        ("I can't upgrade a basic economy ticket. Which option would you prefer: keep the ticket"
+         " or cancel it for a certificate?", "default:refuse:ambiguous:refuse|ask"),
+        ("Unfortunately I can't change the origin airport. If you'd like to rebook instead, tell"
+         " me the new date.", "default:refuse:ambiguous:refuse|ask"),
+        ("I can't waive the fee, so which would you prefer, paying it or keeping the flight?",
+         "default:refuse:ambiguous:refuse|ask"),
+        # Hard negatives: a request for what the user's own request needs still wins.
+        ("I can't see an order under that email. Could you give me the order number?",
+         "default:ask:could_you_tell"),
+        ("I can't cancel the delivered order, but please tell me which pending one to cancel.",
+         "default:ask:please_provide"),
+        ("I can't book it until you tell me the passenger's date of birth.",
+         "default:ask:unless_you_provide"),
+        # Impersonal inabilities.
+        ("My tools don't let me issue travel vouchers.", "default:refuse:tools_lack"),
+        ("The system does not allow name changes after check-in.", "default:refuse:tools_lack"),
+        ("There's no option to move credit between two accounts.",
+         "default:refuse:there_is_no_tool"),
+        ("There is no way to merge two reservations.", "default:refuse:there_is_no_tool"),
+        ("Refunds are not available for a redeemed gift card.",
+         "default:refuse:tool_not_available"),
+        ("Basic economy fares can't be changed once booked.", "default:refuse:cannot_be_done"),
+        ("There is a way to do it: pick another flight.", "default:other:statement"),
+        # A clarification that opens with a confirmation phrase: the clause after it decides.
+        ("Just to confirm, which of your two reservations is the trip to Denver?",
+         "default:ask:wh"),
+        ("To clarify: is the trip one way?", "default:ask:question"),
+        ("Okay, to confirm - should the refund go to the card or to a gift card?",
+         "default:ask:either_or"),
+        ("To confirm: you'd like me to cancel order 1234?", "default:confirm:you_want"),
+        ("Just to confirm, shall I cancel both reservations?", "default:confirm:shall_i"),
+        # An answer closed by a courtesy question is an answer.
+        ("Each passenger gets two free bags. Would you like any further information?",
+         "default:other:more_details"),
+        ("The fee is $50. Would you like me to share more details about the fee?",
+         "default:other:more_details"),
+        ("Would you like more details on the fare, or shall I go ahead and book it?",
+         "default:confirm:proceed"),  # not only a courtesy: the booking is proposed too
+        ("I need more details about the damage.", "default:ask:i_need"),
+        # A yes/no question with no cue beside an action about to be taken: ambiguous.
+        ("I'll move the file to /tmp. Is the folder empty?", "default:ask:ambiguous:ask|confirm"),
+        ("Is the folder empty?", "default:ask:question"),
+        # A reply left inside an unclosed reasoning block is read; reasoning cut off is not.
+        ("<think>The user wants to know the fee. It is $50.\n\nThe change fee for your ticket is"
+         " $50. Would you like me to make the change?", "default:confirm:want_me_to"),
+        ("<think>The user wants a refund; policy says no.\n\nI'm sorry, but I can't refund your"
+         " ticket.", "default:refuse:first_person"),
+        ("<think>Plan: check the policy first.\n\nThen tell the user the fee and ask whether to",
+         "default:other:unclosed_reasoning"),
+        ("<think>I should ask for the id.\n\nCould you tell me your",
+         "default:other:unclosed_reasoning"),
+        ("<think>Could you tell me your user id?", "default:other:unclosed_reasoning"),
+        # A message wrapped as JSON is read as its strings, a cut-off one too; calls stay calls.
+        ('{"message": "Could you share the order id?"}', "default:ask:could_you_tell"),
+        ('{"message": "Your order has been cancelled.", "order_id": "#W1"}',
+         "default:other:completion"),
+        ('{"message": "I can\'t cancel a delivered order. Would you like me to start a return'
+         ' instead?", "next', "default:refuse:first_person"),
+        ('{\n  "message": "Please provide the email on your account', "default:ask:please_provide"),
+        ('{"name": "cancel", "arguments": {}}', "default:malformed:json_call"),
+        ('{"count": 3}', "default:other:statement"),
+        # A line that is only bold text is a heading, not a question.
+        ("**What will happen next**\nYour refund arrives in 5 days.", "default:other:heading"),
+    ],
+)
+def test_issue28_blind_spots(text: str, expected: str) -> None:
+    assert rule(text) == expected
+
+
+def test_every_preference_cue_decides_an_ambiguity() -> None:
+    """Each preference cue, beside a refusal, makes the emission an ambiguous refusal."""
+    questions = {
+        "would_you_like": "Would you like the 9am flight instead?",
+        "which_option": "Which one works for you?",
+        "if_you_like": "If you want a refund instead, let me know which card to use.",
+    }
+    assert set(questions) == set(load_cues()["cues"]["preference"])
+    for name, question in questions.items():
+        assert DEFAULT._hit("preference", DEFAULT.sentences(question)[0].match) == name
+        assert rule(f"I can't change that flight. {question}") == \
+            "default:refuse:ambiguous:refuse|ask", name
 
 
 def test_evidence_is_the_decisive_sentence() -> None:

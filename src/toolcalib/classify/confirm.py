@@ -42,14 +42,13 @@ inside a longer number.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.classify.default import strip_reasoning
+from toolcalib.classify.default import readable, strip_reasoning
 from toolcalib.classify.profiles import get_profile
 
 if TYPE_CHECKING:
@@ -232,17 +231,6 @@ def approval_request(agent_text: str) -> EmissionAction:
         sentences.remove(action.evidence)
         action = profile.text_action("\n".join(sentences))
     return action if action.action == "confirm" else first
-
-
-def readable(text: str) -> str:
-    """A text that is a JSON document as its string values, one per line; any other as is."""
-    if not text.strip().startswith(("{", "[")):
-        return text
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text
-    return "\n".join(value for _, value in _leaves(data, "") if isinstance(value, str))
 
 
 def _leaves(value: Any, name: str) -> Iterator[tuple[str, Any]]:

@@ -13,7 +13,9 @@ Taxonomy. One class per emission; the first of these that applies wins.
    destination folder?", "Please provide your user id.", "Is your user id 42?", "Please confirm
    your email."), also indirectly ("You didn't specify the destination.", "I need the order
    number."). Ask wins over an inability in the same emission: "I cannot find the file; could you
-   tell me its name?" and "I can't do it unless you give me the date." are ask.
+   tell me its name?" and "I can't do it unless you give me the date." are ask. A confirmation
+   or clarification lead-in does not make a question confirm: "Just to confirm, which order
+   ...?" is ask (the clause after "Just to confirm," / "To clarify:" is read).
 4. refuse: the model declares that the request, or part of it, cannot or will not be done (no tool
    or function supports it, beyond its capabilities or access, forbidden by policy, the target
    could not be found) and asks for nothing that would let it proceed, in the first person or
@@ -22,8 +24,13 @@ Taxonomy. One class per emission; the first of these that applies wins.
    and a note on one tool's behaviour are no refusal). An alternative offered alongside does not
    change this ("I can't delete files: no tool supports it. Shall I move it to the archive
    instead?", "The available tools do not include a way to send email. However, I can list the
-   files. Would you like me to do that?" are refuse). A warning to the user ("You can't undo
-   this.") is no refusal.
+   files. Would you like me to do that?" are refuse): an inability beats the emission's asks when
+   each of them offers an alternative, either the model proposing to act ("..., but would you
+   like me to book economy or premium instead?") or a question of what the user prefers ("Which
+   option would you prefer?", "If you'd like to rebook, tell me the date."); the latter may be a
+   choice the user's request needs as well, so its rule says so:
+   `default:refuse:ambiguous:refuse|ask`. A warning to the user ("You can't undo this.") is no
+   refusal.
 5. confirm: the model seeks the user's approval before performing a specific action: a yes/no
    question proposing it ("Shall I proceed with deleting the file?", "Do you want me to book
    it?", "Would you like me to also delete the original?"), an explicit request for approval
@@ -34,18 +41,29 @@ Taxonomy. One class per emission; the first of these that applies wins.
    file has been moved.", "All tasks completed." are NOT confirm); statements of what the model is
    doing ("I'm transferring you to a human agent."); generic follow-up offers and rhetorical
    questions ("Anything else?", "Is there anything else I can help with?", "Would you like me to
-   do something else?", "Let me know if you need more help.", "Does that help?"); offers made
+   do something else?", "Let me know if you need more help.", "Does that help?"), courtesy
+   questions closing an answer ("Would you like more details?"); offers made
    without a request ("I can also compress it if you like."); echoed, self-answered or heading
    questions; texts with no words. An emission that is
    only reasoning has its own rules: `default:other:reasoning_only` for closed blocks,
    `default:other:unclosed_reasoning` when it ends inside an unclosed `<think>` block with no word
    outside it (a reply cut off while reasoning, typically at the token limit: the model said
    nothing to the user, so `other`, but the metrics count these turns, `unclosed_reasoning_turns`).
+   A block left open whose last paragraphs (after a blank line) end a sentence, address the user
+   ("you") and speak of no "the user" holds the reply: those paragraphs are read.
 
-What is read: the model's own words to the user. Reasoning (`<think>...</think>`), fenced code,
+Where the rules cannot decide between two classes the rule says so, `default:<class>:ambiguous:
+<class>|<other class>` (the class given first): an inability beside a question of preference
+(above), and a yes/no question with no cue in an emission that states an action about to be
+taken (`default:ask:ambiguous:ask|confirm`: a fact to verify, or the action's approval). The
+metrics count the turns so decided, `ambiguous_turns`.
+
+What is read: the model's own words to the user; a text that is a JSON document
+(`{"message": "..."}`) as its strings. Reasoning (`<think>...</think>`), fenced code,
 inline code and double-quoted passages (tool output, quoted questions) carry no cues, so a
 "cannot" in a quoted error is no refusal and a "?" in a URL or regex no question. Classes 3-6 are
-decided per sentence (split at . ! ? ; newlines, spaced dashes and CJK stops), then the emission
+decided per sentence (split at . ! ? ; newlines, spaced dashes and CJK stops; a line that is
+only bold text is a heading), then the emission
 takes the best sentence: ask > refuse > confirm > other. Across a turn's emissions the turn
 priority of `records.ACTION_CLASSES` still applies. Rules are `default:<class>:<detail>`, the
 evidence is the decisive sentence (or call fragment); cues live in `data/default_classifier.yaml`.
@@ -53,8 +71,10 @@ evidence is the decisive sentence (or call fragment); cues live in `data/default
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -82,6 +102,19 @@ QUOTED = re.compile(r"\"[^\"\n]*\"")
 MARKUP = re.compile(r"^\s*(?:#+|[-*\u2022+>]|\d+[.)])\s+")
 QUESTION_END = re.compile(r"\?[\s\"')\]}_]*$")
 WORD = re.compile(r"\w")
+BOLD_LINE = re.compile(r"\s*\*\*[^*?\n]+\*\*:?\s*")
+"""A line that is only bold text, with no question mark: a heading."""
+AMBIGUOUS = "ambiguous:"
+"""How the detail of a rule that could not decide begins (`ambiguous`)."""
+JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*(?:"|\Z)')
+"""A JSON string literal, or the one a cut-off document ends inside."""
+JSON_KEY = re.compile(r"\s*:")
+MIN_CHARS = 3
+"""Shorter strings of a JSON document are not read (one- or two-character codes, flags)."""
+PARAGRAPH = re.compile(r"\n\s*\n")
+THIRD_PERSON = re.compile(r"\bthe (?:user|customer)\b|\buser's\b", re.IGNORECASE)
+SECOND_PERSON = re.compile(r"\byou(?:r|rs)?\b", re.IGNORECASE)
+SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\s\"')\]*_]*$")
 
 
 @dataclass(frozen=True)
@@ -114,6 +147,7 @@ class DefaultProfile(Profile):
         )
         self.abbreviations = tuple(cues["abbreviations"])
         self.question_without_mark = re.compile(cues["question_without_mark"])
+        self.lead_in = re.compile(cues["lead_in"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
     def classify(self, emission: Emission) -> EmissionAction:
@@ -128,7 +162,9 @@ class DefaultProfile(Profile):
         for detail, regex in self.call_shapes.items():
             if found := regex.search(visible):
                 return self._action("malformed", detail, found.group(0))
-        sentences = [s for s in self.sentences(FENCE.sub("\n", visible)) if WORD.search(s.match)]
+        sentences = self._words(visible)
+        if not sentences and unclosed_reasoning(text):
+            sentences = self._words(unclosed_reply(text))
         if not sentences:
             detail = ("unclosed_reasoning" if unclosed_reasoning(text) else
                       "reasoning_only" if visible != text else "no_words")
@@ -140,10 +176,35 @@ class DefaultProfile(Profile):
             answered = sentence.question and bool(self._hit("self_answer", following))
             readings.append((*self.read_sentence(sentence, pending, answered), sentence.text))
         best = min(readings, key=lambda reading: SENTENCE_RANK.index(reading[0]))
+        refusals = [reading for reading in readings if reading[0] == "refuse"]
+        if best[0] == "ask" and refusals:
+            offers = [self._offer(sentence) for sentence, reading in zip(sentences, readings,
+                                                                         strict=True)
+                      if reading[0] == "ask"]
+            if all(offers):  # every ask offers alternatives to what was declined
+                best = refusals[0] if "preference" not in offers else \
+                    ("refuse", ambiguous("refuse", "ask"), refusals[0][2])
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
             best = named[0] if named else ("other", "statement", "")
         return self._action(*best)
+
+    def _words(self, visible: str) -> list[Sentence]:
+        """The sentences with words of visible text: code fences out, a JSON document read as
+        its strings (`readable`)."""
+        prose = readable(FENCE.sub("\n", visible))
+        return [s for s in self.sentences(prose) if WORD.search(s.match)]
+
+    def _offer(self, sentence: Sentence) -> str:
+        """How an ask sentence offers alternatives: `proposal` (the model proposes to act:
+        "Would you like me to book X or Y?"), `preference` (it asks what the user prefers:
+        "Which option would you like?", "If you'd like to rebook, tell me the date."), else ""
+        (a request for a value or a fact)."""
+        text = sentence.match
+        if sentence.question and (self._hit("confirm_question", text) or
+                                  self._hit("confirm_request", text)):
+            return "proposal"
+        return "preference" if self._hit("preference", text) else ""
 
     def read_sentence(self, sentence: Sentence, pending: bool, answered: bool) -> tuple[str, str]:
         """The (class, cue) of one sentence; `pending`: the emission states an action it is about
@@ -152,13 +213,20 @@ class DefaultProfile(Profile):
         if sentence.question and (sentence.heading or answered):
             return "other", "heading" if sentence.heading else "self_answered"
         refusal = self._hit("refuse", text)
-        if offer := self._hit("offer", text) or self._hit("rhetorical", text):
+        offer = self._hit("offer", text) or self._hit("rhetorical", text) or \
+            (self._hit("courtesy", text) if sentence.question else "")
+        if offer:
             return ("refuse", refusal) if refusal else ("other", offer)
         for group, family in (("confirm_conditional", "confirm"), ("ask_conditional", "ask")):
             if cue := self._hit(group, text):
                 return family, cue
         family, cue = self._read_clause(sentence, pending)
-        return ("refuse", refusal) if refusal and family != "ask" else (family, cue)
+        if refusal and family == "ask":  # an inability, then a request (ask) or an offer
+            offer = self._offer(sentence)
+            if not offer:
+                return family, cue
+            return "refuse", refusal if offer == "proposal" else ambiguous("refuse", "ask")
+        return ("refuse", refusal) if refusal else (family, cue)
 
     def _read_clause(self, sentence: Sentence, pending: bool) -> tuple[str, str]:
         text = sentence.match
@@ -174,7 +242,9 @@ class DefaultProfile(Profile):
         for group in ("question_start", "choice", "ask_request"):
             if cue := self._hit(group, text):
                 return "ask", cue
-        return ("confirm", approval) if approval else ("ask", "question")
+        if approval:
+            return "confirm", approval
+        return "ask", ambiguous("ask", "confirm") if pending else "question"
 
     def sentences(self, prose: str) -> list[Sentence]:
         """`prose` split into sentences; boundaries inside code or quotes and after an
@@ -194,10 +264,11 @@ class DefaultProfile(Profile):
 
     def _sentence(self, piece: str) -> Sentence:
         text = unicodedata.normalize("NFKC", piece).translate(self.chars)
-        heading = text.lstrip().startswith("#")
+        heading = text.lstrip().startswith("#") or bool(BOLD_LINE.fullmatch(text))
         text = INLINE_CODE.sub(" code ", text)
         text = QUOTED.sub(lambda m: " quote " if " " in m[0] or "?" in m[0] else m[0], text)
         match = " ".join(MARKUP.sub("", text).replace("*", "").lower().split())
+        match = self.lead_in.sub("", match, count=1)
         question = bool(QUESTION_END.search(match) or self.question_without_mark.search(match))
         return Sentence(" ".join(piece.split()), match, question, heading)
 
@@ -213,6 +284,62 @@ class DefaultProfile(Profile):
 
 def _compile(table: dict[str, str]) -> dict[str, re.Pattern[str]]:
     return {name: re.compile(regex) for name, regex in table.items()}
+
+
+def ambiguous(chosen: str, other: str) -> str:
+    """The rule detail where the rules cannot decide between two classes: `chosen` is the
+    class given, `other` the one it may as well be (`default:refuse:ambiguous:refuse|ask`)."""
+    return f"{AMBIGUOUS}{chosen}|{other}"
+
+
+def readable(text: str) -> str:
+    """A text that is a JSON document as its string values, one per line (agents that answer
+    in JSON); a document cut off before its end as the string values it holds; any other text
+    as is."""
+    if not text.strip().startswith(("{", "[")):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = [_literal(found[0]) for found in JSON_STRING.finditer(text)
+                if not JSON_KEY.match(text, found.end())]
+    return "\n".join(_strings(data)) or text
+
+
+def _literal(quoted: str) -> str:
+    """A JSON string literal's value, closed if cut off ("" where an escape is not JSON's)."""
+    closed = len(quoted) > 1 and quoted.endswith('"') and not quoted.endswith('\\"')
+    try:
+        return str(json.loads(quoted if closed else quoted + '"'))
+    except ValueError:
+        return ""
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings of a JSON value (stripped, at least `MIN_CHARS` long), in order."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str) and len(value.strip()) >= MIN_CHARS:
+        yield value.strip()
+
+
+def unclosed_reply(text: str) -> str:
+    """The reply inside an unclosed reasoning block: its last paragraphs (after a blank line,
+    never the first) when they speak of no "the user", address the user ("you") and end a
+    sentence (a block cut off mid-sentence is reasoning cut off); else ""."""
+    block = text[text.lower().rfind("<think>") + len("<think>"):]
+    paragraphs = [p for p in PARAGRAPH.split(block.strip()) if p.strip()]
+    reply: list[str] = []
+    for paragraph in reversed(paragraphs[1:]):
+        if THIRD_PERSON.search(paragraph):
+            break
+        reply.insert(0, paragraph)
+    joined = "\n\n".join(reply)
+    return joined if SECOND_PERSON.search(joined) and SENTENCE_END.search(joined) else ""
 
 
 def unclosed_reasoning(text: str) -> bool:
