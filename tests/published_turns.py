@@ -163,10 +163,17 @@ def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
              "reason": labels[t["id"]]["reason"], "source": SOURCE} for t in turns]
 
 
-def merged(corpus: list[str], rows: list[dict[str, Any]]) -> list[str]:
-    """The corpus's lines with its published rows replaced by `rows` (others byte-kept)."""
-    kept = [line for line in corpus if json.loads(line)["source"] != SOURCE]
-    return kept + [json.dumps(row, ensure_ascii=False) for row in rows]
+def merged(corpus: str, rows: list[dict[str, Any]]) -> str:
+    """The corpus with its published rows replaced by `rows`, appended (other lines byte-kept)."""
+    kept = [line for line in corpus.splitlines() if json.loads(line)["source"] != SOURCE]
+    return "".join(line + "\n" for line in
+                   kept + [json.dumps(row, ensure_ascii=False) for row in rows])
+
+
+def rebuilt_corpus() -> str:
+    """The classifier corpus with its published rows rebuilt from the turns and their labels."""
+    labels = {row["id"]: row for row in read_jsonl(LABELS)}
+    return merged(CORPUS.read_text("utf-8"), corpus_rows(read_jsonl(TURNS), labels))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -182,10 +189,7 @@ def main(command: str) -> None:
         TURNS.write_text(jsonl([t.row() for t in sampled(ROUNDS)]), "utf-8")
         SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
     elif command == "merge":
-        labels = {row["id"]: row for row in read_jsonl(LABELS)}
-        rows = corpus_rows(read_jsonl(TURNS), labels)
-        lines = merged(CORPUS.read_text("utf-8").splitlines(), rows)
-        CORPUS.write_text("".join(line + "\n" for line in lines), "utf-8")
+        CORPUS.write_text(rebuilt_corpus(), "utf-8")
     else:
         raise SystemExit(f"unknown command {command!r}: sample or merge")
 
