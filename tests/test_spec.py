@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import polars as pl
 import pytest
 
+from toolcalib.jsonio import InputError
+from toolcalib.metrics.inputs import read_parquet_table
 from toolcalib.metrics.rows import CASES, TRIPLES
 from toolcalib.metrics.spec import Column, TableSpec
+from toolcalib.metrics.write import parquet_bytes
 
 SPEC = TableSpec("t", 3, (Column("a"), Column("b", "int", "B"), Column("c", "float"),
                           Column("d", "bool")))
@@ -48,3 +54,19 @@ def test_output_specs_hold_their_tables_layout() -> None:
     assert CASES.names[:5] == ["model", "variant", "benchmark", "category", "case_id"]
     assert TRIPLES.column("gar").label == "GAR" and TRIPLES.column("n_excluded").dtype == "int"
     assert all(TRIPLES.column(f"{rate}_k").dtype == "int" for rate in ("gar", "acc"))
+
+
+def test_parquet_carries_and_checks_the_schema_version(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"a": ["x"], "b": [1], "c": [0.5], "d": [True]}, schema=SPEC.schema())
+    path = tmp_path / "t.parquet"
+    path.write_bytes(parquet_bytes(frame, SPEC))
+    assert read_parquet_table(path, SPEC).equals(frame)
+    with pytest.raises(InputError, match="table t schema_version 3 in its metadata, expected "
+                                         "table t schema_version 4"):
+        read_parquet_table(path, replace(SPEC, schema_version=4))
+    frame.write_parquet(path)
+    with pytest.raises(InputError, match="no table name or version in its metadata"):
+        read_parquet_table(path, SPEC)
+    path.write_bytes(parquet_bytes(frame.drop("d"), SPEC))
+    with pytest.raises(InputError, match=r"columns \['a', 'b', 'c'\], expected"):
+        read_parquet_table(path, SPEC)

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import polars as pl
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.rows import GOLD_COLUMNS, gold_rows
+from toolcalib.metrics.spec import TableSpec
 from toolcalib.records import ACTION_COLUMNS
 
 if TYPE_CHECKING:
@@ -81,7 +83,15 @@ def read_csv_table(path: str | Path, schema: dict[str, pl.DataType]) -> pl.DataF
     with no rows, or a column with no value, keeps its type instead of becoming text."""
     frame = pl.read_csv(path, schema_overrides=schema)
     if frame.columns != list(schema):
-        raise ValueError(f"{path}: columns {frame.columns}, expected {list(schema)}")
+        raise InputError(f"{path}: columns {frame.columns}, expected {list(schema)}")
+    return frame
+
+
+def read_parquet_table(path: str | Path, spec: TableSpec) -> pl.DataFrame:
+    """A Parquet table written by aggregation (`write.parquet_bytes`), once its metadata says
+    it is `spec`'s table at its `schema_version` and its columns are `spec`'s."""
+    frame = pl.read_parquet(path)
+    spec.check(str(path), frame.columns, pl.read_parquet_metadata(path))
     return frame
 
 

@@ -7,9 +7,11 @@ Standard library only (`rows`, and through it `evaluate`, must not import polars
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from toolcalib.jsonio import InputError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -17,6 +19,9 @@ if TYPE_CHECKING:
 Dtype = Literal["str", "int", "float", "bool"]
 """A column's type: polars String, Int64, Float64 or Boolean."""
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
+TABLE_KEY = "toolcalib:table"
+VERSION_KEY = "toolcalib:schema_version"
+"""The keys of a table's name and `schema_version` in its file's metadata (`TableSpec.metadata`)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,23 @@ class TableSpec:
             raise ValueError(f"a row of table {self.name}: missing column(s) {missing}, "
                              f"unknown column(s) {unknown}")
         return {name: values[name] for name in self._index}
+
+    def metadata(self) -> dict[str, str]:
+        """What a file of the table carries where its format has a slot for it (Parquet's
+        key-value metadata): the table's name and `schema_version`."""
+        return {TABLE_KEY: self.name, VERSION_KEY: str(self.schema_version)}
+
+    def check(self, where: str, columns: Sequence[str], metadata: Mapping[str, str]) -> None:
+        """Fail unless a table read from `where` is this one, at this version, with these
+        columns in order."""
+        found = metadata.get(TABLE_KEY), metadata.get(VERSION_KEY)
+        if found != (self.name, str(self.schema_version)):
+            held = "no table name or version" if found == (None, None) else (
+                f"table {found[0]} schema_version {found[1]}")
+            raise InputError(f"{where}: {held} in its metadata, expected table {self.name} "
+                             f"schema_version {self.schema_version}")
+        if list(columns) != self.names:
+            raise InputError(f"{where}: columns {list(columns)}, expected {self.names}")
 
     def derive(self, name: str, schema_version: int, before: Iterable[Column] = (),
                renames: Mapping[str, str] | None = None) -> TableSpec:

@@ -16,7 +16,16 @@ from toolcalib.metrics.markdown import triples_markdown
 from toolcalib.metrics.paired import shift_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.published import published_table
-from toolcalib.metrics.rows import CASE_KEYS, DIGITS, KEYS, TRIPLE_COLUMNS, csv_bytes, triple_rows
+from toolcalib.metrics.rows import (
+    CASE_KEYS,
+    CASES,
+    DIGITS,
+    KEYS,
+    TRIPLE_COLUMNS,
+    csv_bytes,
+    triple_rows,
+)
+from toolcalib.metrics.spec import TableSpec
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 
 FILES = ("triples.csv", "confusion.csv", "per_case.parquet", "metrics.json", "triples.md",
@@ -39,9 +48,10 @@ def _csv(frame: pl.DataFrame) -> bytes:
     return frame.write_csv(float_precision=DIGITS).encode("utf-8")
 
 
-def _parquet(frame: pl.DataFrame) -> bytes:
+def parquet_bytes(frame: pl.DataFrame, spec: TableSpec) -> bytes:
+    """`frame` as Parquet, `spec`'s name and `schema_version` in its key-value metadata."""
     buffer = io.BytesIO()
-    frame.write_parquet(buffer)
+    frame.write_parquet(buffer, metadata=spec.metadata())
     return buffer.getvalue()
 
 
@@ -63,7 +73,7 @@ def write_outputs(
     triple_table = pl.DataFrame(rows, schema=TRIPLE_SCHEMA)
     atomic_write_bytes(out / "triples.csv", csv_bytes(rows, TRIPLE_COLUMNS))
     atomic_write_bytes(out / "confusion.csv", _csv(confusion(actions, case_table)))
-    atomic_write_bytes(out / "per_case.parquet", _parquet(case_table))
+    atomic_write_bytes(out / "per_case.parquet", parquet_bytes(case_table, CASES))
     write_json(out / "metrics.json", metrics_tree(triple_table))
     atomic_write_bytes(out / "triples.md", triples_markdown(triple_table).encode("utf-8"))
     atomic_write_bytes(out / "shift.csv", _csv(shift_table(case_table)))

@@ -8,9 +8,10 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
-from toolcalib.metrics.inputs import read_csv_table
+from toolcalib.metrics.inputs import read_csv_table, read_parquet_table
 from toolcalib.metrics.paired import SHIFT_SCHEMA
 from toolcalib.metrics.published import PUBLISHED_SCHEMA
+from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import build_report
 from toolcalib.stages import log
@@ -24,7 +25,7 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
     metrics = Path(metrics_dir)
     triples = read_csv_table(metrics / "triples.csv", TRIPLE_SCHEMA)
     confusion = read_csv_table(metrics / "confusion.csv", CONFUSION_SCHEMA)
-    per_case = pl.read_parquet(metrics / "per_case.parquet")
+    per_case = read_parquet_table(metrics / "per_case.parquet", CASES)
     shift = read_csv_table(metrics / "shift.csv", SHIFT_SCHEMA)
     checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
     table = metrics / "published.csv"
