@@ -56,24 +56,13 @@ def line(cells: list[Any]) -> str:
 
 def triples_markdown(triples: pl.DataFrame) -> str:
     """One line per triple, in the table's order, then how to read it."""
-    structural = [STRUCTURAL] if STRUCTURAL in triples.columns else []
-    header = [*KEYS, *(LABELS[name] for name in ["gold_action", "n", "n_excluded", "n_step_cap",
-                                                    *SHOWN, *structural, ACC_WITHOUT_GOLD,
-                                                    GOLD_WITHOUT_ACC])]
+    rates = [*SHOWN, *([STRUCTURAL] if STRUCTURAL in triples.columns else [])]
+    shown = ["gold_action", "n", "n_excluded", "n_step_cap", *rates, ACC_WITHOUT_GOLD,
+             GOLD_WITHOUT_ACC]
+    header = [*KEYS, *(LABELS[name] for name in shown)]
     lines = [line(header), line(["---"] * len(header))]
     for row in triples.iter_rows(named=True):
-        lines.append(
-            line(
-                [
-                    *(row[key] for key in KEYS),
-                    row["gold_action"],
-                    row["n"],
-                    row["n_excluded"],
-                    row["n_step_cap"],
-                    *(rate_text(row, rate) for rate in [*SHOWN, *structural]),
-                    row[ACC_WITHOUT_GOLD],
-                    row[GOLD_WITHOUT_ACC],
-                ]
-            )
-        )
+        lines.append(line([*(row[key] for key in KEYS),
+                           *(rate_text(row, name) if name in rates else row[name]
+                             for name in shown)]))
     return "\n".join(lines) + "\n\n" + FOOTER
