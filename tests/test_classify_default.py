@@ -147,6 +147,7 @@ CASES = [
     ("Could you tell me the file name?", "default:ask:could_you_tell"),
     ("May I have your email?", "default:ask:can_i_have"),
     ("Please confirm your email address.", "default:ask:confirm_value"),
+    ("Please confirm which card you want to use.", "default:ask:confirm_which"),
     ("Could you confirm the order ID?", "default:ask:confirm_value"),
     ("Let me know which flight you prefer.", "default:ask:let_me_know_which"),
     ("Tell me if you want the PDF or the DOCX.", "default:ask:let_me_know_choice"),
@@ -272,7 +273,8 @@ def test_sentence_rules(text: str, expected: str) -> None:
 def test_every_cue_has_an_example() -> None:
     """Each cue of the classifying groups decides at least one case above."""
     named = {r.split(":")[2] for _, r in CASES}
-    groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference"}
+    groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference",
+                                         "warning", "alternative"}
     missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
     assert missing == set()
 
@@ -366,6 +368,26 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
          "default:ask:please_provide"),
         ("I can't book it until you tell me the passenger's date of birth.",
          "default:ask:unless_you_provide"),
+        # A need for approval is no request for a value.
+        ("Before I make the change, I need your explicit approval.",
+         "default:confirm:your_approval"),
+        # A request after a refusal and an offered alternative serves the alternative.
+        ("I can't remove one passenger from a reservation. We can cancel the whole trip instead."
+         " Please provide the reason for the cancellation.",
+         "default:refuse:ambiguous:refuse|ask"),
+        ("Please provide your user id. I can't change the origin of a reservation, though.",
+         "default:ask:please_provide"),  # the request comes first: for the user's own request
+        ("I can't search by name. Could you give me the order id instead?",
+         "default:ask:could_you_tell"),  # no alternative offered before the request
+        # Warnings of what an action rules out, and hypothetical inabilities, are no refusal.
+        ("I'll change the item to the red one. After this, we won't be able to modify the order"
+         " again. Shall I proceed?", "default:confirm:shall_i"),
+        ("Done. Note: the order can no longer be cancelled after an item modification.",
+         "default:other:completion"),
+        ("If a change isn't possible, I will cancel the order as you asked.",
+         "default:other:statement"),
+        ("Even if it were economy, we cannot change the destination.",
+         "default:refuse:first_person"),
         # Impersonal inabilities.
         ("My tools don't let me issue travel vouchers.", "default:refuse:tools_lack"),
         ("The system does not allow name changes after check-in.", "default:refuse:tools_lack"),
@@ -434,6 +456,24 @@ def test_every_preference_cue_decides_an_ambiguity() -> None:
         assert DEFAULT._hit("preference", DEFAULT.sentences(question)[0].match) == name
         assert rule(f"I can't change that flight. {question}") == \
             "default:refuse:ambiguous:refuse|ask", name
+
+
+def test_every_alternative_cue_scopes_the_requests_after_it() -> None:
+    """After a refusal, each alternative cue makes the requests that follow serve the
+    alternative (an ambiguous refusal); with no refusal before it, the request asks."""
+    offers = {
+        "we_can": "We can book a new flight for you.",
+        "instead": "Alternatively, a new booking is possible.",
+        "options": "The only option is a new booking.",
+        "if_you_like": "A new booking works if you want one.",
+    }
+    assert set(offers) == set(load_cues()["cues"]["alternative"])
+    request = "Please provide the travel date."
+    for name, offer in offers.items():
+        assert DEFAULT._hit("alternative", DEFAULT.sentences(offer)[0].match) == name
+        assert rule(f"I can't modify basic economy. {offer} {request}") == \
+            "default:refuse:ambiguous:refuse|ask", name
+        assert rule(f"{offer} {request}") == "default:ask:please_provide", name
 
 
 def test_evidence_is_the_decisive_sentence() -> None:

@@ -104,6 +104,8 @@ QUESTION_END = re.compile(r"\?[\s\"')\]}_]*$")
 WORD = re.compile(r"\w")
 BOLD_LINE = re.compile(r"\s*\*\*[^*?\n]+\*\*:?\s*")
 """A line that is only bold text, with no question mark: a heading."""
+CLAUSE = re.compile(r"[,;:(\u2014\u2013]")
+"""Where a clause begins inside a sentence (for `hypothetical`)."""
 AMBIGUOUS = "ambiguous:"
 """How the detail of a rule that could not decide begins (`ambiguous`)."""
 JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*(?:"|\Z)')
@@ -148,6 +150,7 @@ class DefaultProfile(Profile):
         self.abbreviations = tuple(cues["abbreviations"])
         self.question_without_mark = re.compile(cues["question_without_mark"])
         self.lead_in = re.compile(cues["lead_in"])
+        self.hypothetical = re.compile(cues["hypothetical"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
     def classify(self, emission: Emission) -> EmissionAction:
@@ -178,11 +181,9 @@ class DefaultProfile(Profile):
         best = min(readings, key=lambda reading: SENTENCE_RANK.index(reading[0]))
         refusals = [reading for reading in readings if reading[0] == "refuse"]
         if best[0] == "ask" and refusals:
-            offers = [self._offer(sentence) for sentence, reading in zip(sentences, readings,
-                                                                         strict=True)
-                      if reading[0] == "ask"]
+            offers = self._offers(sentences, readings)
             if all(offers):  # every ask offers alternatives to what was declined
-                best = refusals[0] if "preference" not in offers else \
+                best = refusals[0] if set(offers) == {"proposal"} else \
                     ("refuse", ambiguous("refuse", "ask"), refusals[0][2])
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
@@ -194,6 +195,19 @@ class DefaultProfile(Profile):
         its strings (`readable`)."""
         prose = readable(FENCE.sub("\n", visible))
         return [s for s in self.sentences(prose) if WORD.search(s.match)]
+
+    def _offers(self, sentences: list[Sentence], readings: list[tuple[str, str, str]]
+                ) -> list[str]:
+        """`_offer` of each ask sentence, and `alternative` for a request that follows a
+        refusal and then an offered alternative ("I can't remove one passenger. We can cancel
+        the whole trip: please provide the reason.")."""
+        offers, declined, offered = [], False, False
+        for sentence, (family, _, _) in zip(sentences, readings, strict=True):
+            declined = declined or family == "refuse"
+            if family == "ask":
+                offers.append(self._offer(sentence) or ("alternative" if offered else ""))
+            offered = offered or (declined and bool(self._hit("alternative", sentence.match)))
+        return offers
 
     def _offer(self, sentence: Sentence) -> str:
         """How an ask sentence offers alternatives: `proposal` (the model proposes to act:
@@ -212,7 +226,7 @@ class DefaultProfile(Profile):
         text = sentence.match
         if sentence.question and (sentence.heading or answered):
             return "other", "heading" if sentence.heading else "self_answered"
-        refusal = self._hit("refuse", text)
+        refusal = self._refusal(text)
         offer = self._hit("offer", text) or self._hit("rhetorical", text) or \
             (self._hit("courtesy", text) if sentence.question else "")
         if offer:
@@ -227,6 +241,17 @@ class DefaultProfile(Profile):
                 return family, cue
             return "refuse", refusal if offer == "proposal" else ambiguous("refuse", "ask")
         return ("refuse", refusal) if refusal else (family, cue)
+
+    def _refusal(self, text: str) -> str:
+        """The first refusal cue of a sentence that is no warning, found outside a
+        hypothetical clause; else ""."""
+        if self._hit("warning", text):
+            return ""
+        for name, regex in self.cues["refuse"].items():
+            for found in regex.finditer(text):
+                if not self.hypothetical.search(CLAUSE.split(text[: found.start()])[-1]):
+                    return name
+        return ""
 
     def _read_clause(self, sentence: Sentence, pending: bool) -> tuple[str, str]:
         text = sentence.match
@@ -264,7 +289,8 @@ class DefaultProfile(Profile):
 
     def _sentence(self, piece: str) -> Sentence:
         text = unicodedata.normalize("NFKC", piece).translate(self.chars)
-        heading = text.lstrip().startswith("#") or bool(BOLD_LINE.fullmatch(text))
+        heading = text.lstrip().startswith("#") or bool(BOLD_LINE.fullmatch(text)) or (
+            text.rstrip().endswith(":") and "?" not in text and not SECOND_PERSON.search(text))
         text = INLINE_CODE.sub(" code ", text)
         text = QUOTED.sub(lambda m: " quote " if " " in m[0] or "?" in m[0] else m[0], text)
         match = " ".join(MARKUP.sub("", text).replace("*", "").lower().split())
