@@ -19,6 +19,7 @@ from toolcalib.classify.judge import (
     parse_reply,
 )
 from toolcalib.classify.validation import load_corpus
+from toolcalib.jsonio import InputError
 from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
 from toolcalib.store import ResponseStore, StoredBackend
 
@@ -116,7 +117,7 @@ def test_a_failed_judge_request_is_an_error_not_a_label():
 
 
 def test_the_judge_profile_needs_a_model_and_a_store():
-    with pytest.raises(ValueError, match="needs a judge model"):
+    with pytest.raises(InputError, match="needs a judge model"):
         choose_profile("judge")
     assert choose_profile("default").name == "default"
 
@@ -177,9 +178,9 @@ def test_validation_table_has_a_judge_block(smollm2_dir, tmp_path):
     corpus.write_text("".join(row.model_dump_json() + "\n" for row in _rows(2)))
     run(str(corpus), ["paper", "default", "judge"], str(tmp_path / "out"),
         judge_spec=_spec(smollm2_dir), store=str(tmp_path / "store"))
-    summary = pl.read_csv(tmp_path / "out" / "classifier_summary.csv")
+    summary = pl.read_csv(tmp_path / "out" / "classifier_summary.csv").filter(source="all")
     assert summary["profile"].to_list() == ["paper", "default", "judge"]
     assert summary["n"].to_list() == [4, 4, 4]
     table = pl.read_csv(tmp_path / "out" / "classifier_validation.csv")
     assert set(table["profile"]) == {"paper", "default", "judge"}
-    assert "judge P / R / F1" in (tmp_path / "out" / "classifier_validation.md").read_text()
+    assert "judge P / R / F1 / kappa" in (tmp_path / "out" / "classifier_validation.md").read_text()

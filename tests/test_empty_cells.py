@@ -252,13 +252,14 @@ def test_validation_of_a_one_class_corpus(tmp_path: Path) -> None:
         "parse": "malformed", "label": "malformed", "reason": "r", "source": "hand"}) + "\n")
     validate(str(corpus), ["paper", "default"], str(tmp_path / "out"))
     summary = pl.read_csv(tmp_path / "out" / "classifier_summary.csv")
-    assert summary["accuracy"].to_list() == [1.0, 1.0]
-    assert summary["kappa"].null_count() == 2
+    assert summary["source"].to_list() == ["all", "hand"] * 2
+    assert summary["accuracy"].to_list() == [1.0] * 4
+    assert summary["kappa"].null_count() == 4
     table = pl.read_csv(tmp_path / "out" / "classifier_validation.csv", infer_schema_length=None)
     others = table.filter(pl.col("class") != "malformed")
     assert others["f1"].null_count() == others.height and set(others["support"]) == {0}
     markdown = (tmp_path / "out" / "classifier_validation.md").read_text()
-    assert "| paper | 1 | 1.000 | 1.000 | – |" in markdown
+    assert "| paper | all | 1 | 1.000 | 1.000 | – |" in markdown
     assert "nan" not in markdown.lower()
 
 

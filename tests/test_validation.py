@@ -17,11 +17,13 @@ from toolcalib.classify.validation import (
     load_corpus,
     predictions_frame,
     render_markdown,
+    source_groups,
     summary_scores,
     validation_frames,
     validation_summary,
     validation_table,
 )
+from toolcalib.jsonio import InputError
 from toolcalib.records import ACTION_CLASSES
 
 CORPUS = Path(__file__).parent / "data" / "classifier_corpus.jsonl"
@@ -60,6 +62,10 @@ MODEL_ID = "model-m-sri-irrelevance-irrelevance_3-t0-s1"
 #   other   TP 1, predicted 2, support 1: P 1/2, R 1,   F1 = 1/(3/2) = 2/3
 #   accuracy 4/6; macro-F1 (0.8 + 0.5 + 2/3) / 3 = 59/90
 #   kappa: p_o = 2/3, p_e = (3*2 + 2*2 + 1*2) / 36 = 1/3, kappa = (1/3) / (2/3) = 1/2
+#   per class, the class against the rest:
+#   ask     p_o 5/6, p_e (3*2 + 3*4) / 36 = 1/2,   kappa (1/3) / (1/2) = 2/3
+#   refuse  p_o 4/6, p_e (2*2 + 4*4) / 36 = 5/9,   kappa (1/9) / (4/9) = 1/4
+#   other   p_o 5/6, p_e (1*2 + 5*4) / 36 = 11/18, kappa (4/18) / (7/18) = 4/7
 GOLD = ["ask", "ask", "ask", "refuse", "refuse", "other"]
 PREDICTED = ["ask", "ask", "refuse", "refuse", "other", "other"]
 
@@ -68,17 +74,20 @@ def test_class_scores_by_hand() -> None:
     scores = {s["class"]: s for s in class_scores(GOLD, PREDICTED)}
     assert [s for s in scores] == list(ACTION_CLASSES)
     assert scores["ask"] == pytest.approx(
-        {"class": "ask", "precision": 1.0, "recall": 2 / 3, "f1": 0.8, "support": 3}
+        {"class": "ask", "precision": 1.0, "recall": 2 / 3, "f1": 0.8, "kappa": 2 / 3,
+         "support": 3}
     )
     assert scores["refuse"] == pytest.approx(
-        {"class": "refuse", "precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
+        {"class": "refuse", "precision": 0.5, "recall": 0.5, "f1": 0.5, "kappa": 1 / 4,
+         "support": 2}
     )
     assert scores["other"] == pytest.approx(
-        {"class": "other", "precision": 0.5, "recall": 1.0, "f1": 2 / 3, "support": 1}
+        {"class": "other", "precision": 0.5, "recall": 1.0, "f1": 2 / 3, "kappa": 4 / 7,
+         "support": 1}
     )
     for absent in ("tool_call", "malformed", "confirm"):
         assert scores[absent] == {"class": absent, "precision": None, "recall": None, "f1": None,
-                                  "support": 0}
+                                  "kappa": None, "support": 0}
 
 
 def test_summary_by_hand() -> None:
@@ -110,7 +119,7 @@ def test_kappa_edge_cases() -> None:
 def test_precision_of_a_class_with_no_gold_rows() -> None:
     scores = {s["class"]: s for s in class_scores(["ask"], ["confirm"])}
     assert scores["confirm"] == {"class": "confirm", "precision": 0.0, "recall": 0.0, "f1": 0.0,
-                                 "support": 0}
+                                 "kappa": 0.0, "support": 0}
 
 
 def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
@@ -119,18 +128,36 @@ def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
     corpus = write(tmp_path / "c.jsonl", rows)
     table, summary = validation_frames(corpus, [EchoProfile()])
     assert table.schema == TABLE_SCHEMA and summary.schema == SUMMARY_SCHEMA
-    assert table.height == len(ACTION_CLASSES)
-    got = {r["class"]: r for r in table.iter_rows(named=True)}
-    assert got["tool_call"] == {"profile": "echo", "class": "tool_call", "precision": 1.0,
-                                "recall": 1.0, "f1": 1.0, "support": 1}
+    assert table.height == 2 * len(ACTION_CLASSES)  # source groups all and hand
+    assert table["source"].unique(maintain_order=True).to_list() == ["all", "hand"]
+    got = {r["class"]: r for r in table.filter(source="all").iter_rows(named=True)}
+    assert got["tool_call"] == {"schema_version": 2, "profile": "echo", "source": "all",
+                                "class": "tool_call", "precision": 1.0, "recall": 1.0, "f1": 1.0,
+                                "kappa": 1.0, "support": 1}
     assert got["ask"]["f1"] == pytest.approx(0.8) and got["ask"]["support"] == 3
     # kappa with the structured row: p_o 5/7, p_e = (3*2 + 2*2 + 1*2 + 1*1) / 49 = 13/49
-    (only,) = summary.iter_rows(named=True)
-    assert only == pytest.approx({"profile": "echo", "n": 7, "accuracy": 5 / 7,
-                                  "macro_f1": (0.8 + 0.5 + 2 / 3 + 1) / 4,
-                                  "kappa": (5 / 7 - 13 / 49) / (1 - 13 / 49)})
+    every, hand = summary.iter_rows(named=True)
+    assert every == pytest.approx({"schema_version": 2, "profile": "echo", "source": "all",
+                                   "n": 7, "accuracy": 5 / 7,
+                                   "macro_f1": (0.8 + 0.5 + 2 / 3 + 1) / 4,
+                                   "kappa": (5 / 7 - 13 / 49) / (1 - 13 / 49)})
+    assert hand == {**every, "source": "hand"}
     assert validation_table(corpus, [EchoProfile()]).equals(table)
     assert validation_summary(corpus, [EchoProfile()]).equals(summary)
+
+
+def test_validation_per_source(tmp_path: Path) -> None:
+    """Each source apart, all together, and the earlier sources together beside a later one."""
+    model_row = row(MODEL_ID, "p:ask", "ask", source="model", provenance=PROVENANCE)
+    corpus = write(tmp_path / "c.jsonl", [row("h", "p:ask", "ask"), model_row])
+    assert source_groups(["model", "hand", "hand"]) == {
+        "all": ["hand", "model"], "hand": ["hand"], "model": ["model"]}
+    assert source_groups(["published", "model", "hand"])["hand+model"] == ["hand", "model"]
+    assert list(source_groups(["published", "hand"])) == ["all", "hand", "published"]
+    table, summary = validation_frames(corpus, [EchoProfile()])
+    assert summary["source"].to_list() == ["all", "hand", "model"]
+    assert summary["n"].to_list() == [2, 1, 1]
+    assert table.filter(source="model", **{"class": "ask"})["support"].to_list() == [1]
 
 
 def test_emissions_built_from_rows(tmp_path: Path) -> None:
@@ -171,14 +198,14 @@ def test_emissions_built_from_rows(tmp_path: Path) -> None:
 )
 def test_bad_rows_name_their_line(tmp_path: Path, bad: dict[str, object], message: str) -> None:
     corpus = write(tmp_path / "c.jsonl", [row("a", "x", "other"), row("b", "y", "other", **bad)])
-    with pytest.raises(ValueError, match=rf"c\.jsonl:2: (?s:.*){message}"):
+    with pytest.raises(InputError, match=rf"c\.jsonl:2: (?s:.*){message}"):
         load_corpus(corpus)
 
 
 def test_duplicate_ids_and_empty_corpus(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"duplicate ids \['a'\]"):
+    with pytest.raises(InputError, match=r"duplicate ids \['a'\]"):
         load_corpus(write(tmp_path / "d.jsonl", [row("a", "x", "other")] * 2))
-    with pytest.raises(ValueError, match="no rows"):
+    with pytest.raises(InputError, match="no rows"):
         load_corpus(write(tmp_path / "e.jsonl", []))
 
 
@@ -192,9 +219,11 @@ def test_model_rows_carry_their_provenance(tmp_path: Path) -> None:
 def test_render_markdown() -> None:
     table, summary = validation_frames(CORPUS, ["paper", "default"])
     text = render_markdown(table, summary)
-    assert text.startswith("| profile | n | accuracy | macro-F1 | kappa |\n")
-    assert "| class | support | paper P / R / F1 | default P / R / F1 |" in text
-    assert all(f"\n| {name} | " in text for name in ACTION_CLASSES)
+    assert text.startswith("| profile | source | n | accuracy | macro-F1 | kappa |\n")
+    assert "| source | class | support | paper P / R / F1 / kappa | default P / R / F1 / kappa |" \
+        in text
+    assert all(f"\n| {source} | {name} | " in text
+               for source in ("all", "hand", "model") for name in ACTION_CLASSES)
 
 
 def test_the_corpus_is_hand_labelled_and_covers_every_class() -> None:
@@ -219,8 +248,8 @@ def test_the_corpus_holds_distinct_real_emissions_of_both_models() -> None:
 
 
 def test_default_beats_paper_on_the_corpus() -> None:
-    summary = {r["profile"]: r for r in validation_summary(CORPUS, ["paper", "default"]).iter_rows(
-        named=True)}
+    every = validation_summary(CORPUS, ["paper", "default"]).filter(source="all")
+    summary = {r["profile"]: r for r in every.iter_rows(named=True)}
     assert summary["default"]["accuracy"] > summary["paper"]["accuracy"]
     assert summary["default"]["kappa"] > summary["paper"]["kappa"]
     assert summary["default"]["macro_f1"] > summary["paper"]["macro_f1"]

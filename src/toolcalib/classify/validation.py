@@ -7,9 +7,12 @@ of `records.ACTION_CLASSES`), `reason` (one line) and `source`: `hand` (written 
 them) with its `provenance` (model, variant, benchmark, category, case, turn, step, weights hash)
 and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`.
 
-Metrics, per profile over all rows:
+Metrics, per profile and per source group (`source_groups`: all rows, each source, and the
+earlier sources `hand+model` apart from any later one, e.g. `published`):
 - per class: precision = TP / predicted, recall = TP / support, F1 their harmonic mean, each 0.0
-  when its denominator is 0; a class with neither gold rows nor predictions is absent (nulls).
+  when its denominator is 0; a class with neither gold rows nor predictions is absent (nulls);
+  its kappa is Cohen's kappa of the class against the rest (gold is the class or not,
+  predicted is the class or not; null when chance agreement is 1).
 - accuracy: share of rows whose predicted class is the label.
 - macro-F1: mean F1 over the classes present (in the labels or the predictions).
 - Cohen's kappa: (p_o - p_e) / (1 - p_e), p_e = sum over categories of gold share x predicted
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -31,6 +34,8 @@ from pydantic import Field, ValidationError, model_validator
 from toolcalib.classify.base import Profile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import StrictModel
+from toolcalib.jsonio import InputError
+from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, ToolCall
 
 Row = TypeVar("Row", bound="StrictModel")
@@ -40,24 +45,30 @@ NO_CLASS = "none"
 CORPUS_CALL = ToolCall(name="corpus_call")
 """Stands in for the calls of a row the harness parsed (or the backend structured)."""
 
-TABLE_SCHEMA: dict[str, pl.DataType] = {
-    "profile": pl.String(),
-    "class": pl.String(),
-    "precision": pl.Float64(),
-    "recall": pl.Float64(),
-    "f1": pl.Float64(),
-    "support": pl.Int64(),
-}
-SUMMARY_SCHEMA: dict[str, pl.DataType] = {
-    "profile": pl.String(),
-    "n": pl.Int64(),
-    "accuracy": pl.Float64(),
-    "macro_f1": pl.Float64(),
-    "kappa": pl.Float64(),
-}
+ALL_SOURCES = "all"
+EARLIER_SOURCES = ("hand", "model")
+"""The corpus's first sources, reported together (`hand+model`) once it holds others."""
+_SCHEMA_VERSION = Column("schema_version", "int")
+"""Each validation CSV carries its table's `schema_version` as its first column (CSV has no
+metadata slot)."""
+VALIDATION = TableSpec("classifier_validation", 2, (
+    _SCHEMA_VERSION, Column("profile"), Column("source"), Column("class"),
+    Column("precision", "float"), Column("recall", "float"), Column("f1", "float"),
+    Column("kappa", "float"), Column("support", "int"),
+))
+"""Per profile, source group and class (`classifier_validation.csv`; version 2: `source`,
+`kappa`)."""
+SUMMARY = TableSpec("classifier_summary", 2, (
+    _SCHEMA_VERSION, Column("profile"), Column("source"), Column("n", "int"),
+    Column("accuracy", "float"), Column("macro_f1", "float"), Column("kappa", "float"),
+))
+"""Per profile and source group (`classifier_summary.csv`; version 2: `source`)."""
+TABLE_SCHEMA = VALIDATION.schema()
+SUMMARY_SCHEMA = SUMMARY.schema()
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {
     "profile": pl.String(),
     "id": pl.String(),
+    "source": pl.String(),
     "label": pl.String(),
     "predicted": pl.String(),
     "correct": pl.Boolean(),
@@ -129,12 +140,12 @@ def load_rows(path: str | Path, model: type[Row]) -> list[Row]:
         try:
             rows.append(model.model_validate(json.loads(line)))
         except (ValueError, ValidationError) as exc:
-            raise ValueError(f"{path}:{number}: {exc}") from None
+            raise InputError(f"{path}:{number}: {exc}") from None
     duplicates = sorted(key for key, count in Counter(r.id for r in rows).items() if count > 1)
     if duplicates:
-        raise ValueError(f"{path}: duplicate ids {duplicates}")
+        raise InputError(f"{path}: duplicate ids {duplicates}")
     if not rows:
-        raise ValueError(f"{path}: no rows")
+        raise InputError(f"{path}: no rows")
     return rows
 
 
@@ -152,7 +163,7 @@ def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profil
             action = profile.classify(emission)
             predicted = action.action or NO_CLASS
             records.append({
-                "profile": profile.name, "id": row.id, "label": row.label,
+                "profile": profile.name, "id": row.id, "source": row.source, "label": row.label,
                 "predicted": predicted, "correct": predicted == row.label,
                 "rule": action.rule, "evidence": action.evidence,
             })
@@ -160,7 +171,7 @@ def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profil
 
 
 def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[dict[str, object]]:
-    """Precision, recall, F1 and support of every action class (see the module docstring)."""
+    """Precision, recall, F1, kappa and support of every action class (module docstring)."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} labels but {len(predicted)} predictions")
     scores: list[dict[str, object]] = []
@@ -169,18 +180,19 @@ def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[dict[str
         guessed = sum(p == name for p in predicted)
         hits = sum(g == p == name for g, p in zip(gold, predicted, strict=True))
         if support == guessed == 0:
-            precision = recall = f1 = None
+            precision = recall = f1 = kappa = None
         else:
+            kappa = cohen_kappa([g == name for g in gold], [p == name for p in predicted])
             precision = hits / guessed if guessed else 0.0
             recall = hits / support if support else 0.0
             total = precision + recall
             f1 = 2 * precision * recall / total if total else 0.0
         scores.append({"class": name, "precision": precision, "recall": recall, "f1": f1,
-                       "support": support})
+                       "kappa": kappa, "support": support})
     return scores
 
 
-def cohen_kappa(gold: Sequence[str], predicted: Sequence[str]) -> float | None:
+def cohen_kappa(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float | None:
     """Cohen's kappa between labels and predictions; None when chance agreement is 1."""
     n = len(gold)
     if n == 0 or n != len(predicted):
@@ -202,28 +214,43 @@ def summary_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, o
     }
 
 
+def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
+    """Group name -> the sources it holds: `all`, each source (sorted), and `hand+model` when
+    the corpus holds other sources beside both of those."""
+    present = sorted(set(sources))
+    groups = {ALL_SOURCES: present, **{source: [source] for source in present}}
+    if set(EARLIER_SOURCES) < set(present):
+        groups["+".join(EARLIER_SOURCES)] = list(EARLIER_SOURCES)
+    return groups
+
+
 def validation_frames(
     corpus_path: str | Path, profiles: Sequence[str | Profile]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The long per-class table and the per-profile summary, in one pass."""
+    """The long per-class table and the per-profile summary, per source group, in one pass."""
     predictions = predictions_frame(load_corpus(corpus_path), profiles)
+    groups = source_groups(predictions["source"].to_list())
+    version = {"schema_version": VALIDATION.schema_version}
     table: list[dict[str, object]] = []
     summary: list[dict[str, object]] = []
     for profile in _resolve(profiles):
-        mine = predictions.filter(pl.col("profile") == profile.name)
-        gold, predicted = mine["label"].to_list(), mine["predicted"].to_list()
-        table += [{"profile": profile.name, **s} for s in class_scores(gold, predicted)]
-        summary.append({"profile": profile.name, **summary_scores(gold, predicted)})
+        for group, sources in groups.items():
+            mine = predictions.filter((pl.col("profile") == profile.name)
+                                      & pl.col("source").is_in(sources))
+            gold, predicted = mine["label"].to_list(), mine["predicted"].to_list()
+            keys = {**version, "profile": profile.name, "source": group}
+            table += [VALIDATION.row({**keys, **s}) for s in class_scores(gold, predicted)]
+            summary.append(SUMMARY.row({**keys, **summary_scores(gold, predicted)}))
     return pl.DataFrame(table, schema=TABLE_SCHEMA), pl.DataFrame(summary, schema=SUMMARY_SCHEMA)
 
 
 def validation_table(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
-    """Per profile and class: precision, recall, f1, support (long format)."""
+    """Per profile, source group and class: precision, recall, f1, kappa, support (long)."""
     return validation_frames(corpus_path, profiles)[0]
 
 
 def validation_summary(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
-    """Per profile: n, accuracy, macro_f1, kappa."""
+    """Per profile and source group: n, accuracy, macro_f1, kappa."""
     return validation_frames(corpus_path, profiles)[1]
 
 
@@ -232,23 +259,30 @@ def _number(value: float | None) -> str:
 
 
 def render_markdown(table: pl.DataFrame, summary: pl.DataFrame) -> str:
-    """A summary table (one row per profile), then per class P / R / F1 for each profile."""
-    lines = ["| profile | n | accuracy | macro-F1 | kappa |", "|---|---:|---:|---:|---:|"]
+    """A summary table (one row per profile and source group), then per source group and
+    class P / R / F1 / kappa for each profile."""
+    lines = ["| profile | source | n | accuracy | macro-F1 | kappa |",
+             "|---|---|---:|---:|---:|---:|"]
     for row in summary.iter_rows(named=True):
-        lines.append(f"| {row['profile']} | {row['n']} | {_number(row['accuracy'])} | "
-                     f"{_number(row['macro_f1'])} | {_number(row['kappa'])} |")
-    profiles = summary["profile"].to_list()
-    lines += ["", "| class | support | " + " | ".join(f"{p} P / R / F1" for p in profiles) + " |",
-              "|---|---:|" + "---:|" * len(profiles)]
-    for name in ACTION_CLASSES:
-        cells, support = [], 0
-        for profile in profiles:
-            found = table.filter((pl.col("profile") == profile) & (pl.col("class") == name))
-            if found.height == 0:
-                cells.append("–")
-                continue
-            row = found.row(0, named=True)
-            support = row["support"]
-            cells.append(" / ".join(_number(row[k]) for k in ("precision", "recall", "f1")))
-        lines.append(f"| {name} | {support} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row['profile']} | {row['source']} | {row['n']} | "
+                     f"{_number(row['accuracy'])} | {_number(row['macro_f1'])} | "
+                     f"{_number(row['kappa'])} |")
+    profiles = list(dict.fromkeys(summary["profile"].to_list()))
+    lines += ["", "| source | class | support | "
+              + " | ".join(f"{p} P / R / F1 / kappa" for p in profiles) + " |",
+              "|---|---|---:|" + "---:|" * len(profiles)]
+    for source in dict.fromkeys(summary["source"].to_list()):
+        for name in ACTION_CLASSES:
+            cells, support = [], 0
+            for profile in profiles:
+                found = table.filter((pl.col("profile") == profile) & (pl.col("source") == source)
+                                     & (pl.col("class") == name))
+                if found.height == 0:
+                    cells.append("–")
+                    continue
+                row = found.row(0, named=True)
+                support = row["support"]
+                cells.append(" / ".join(_number(row[k])
+                                        for k in ("precision", "recall", "f1", "kappa")))
+            lines.append(f"| {source} | {name} | {support} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
