@@ -11,6 +11,7 @@ import msgspec
 import polars as pl
 import pytest
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics import rows as plain
 from toolcalib.metrics.confusion import confusion
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
@@ -153,12 +154,23 @@ def test_triples_columns_and_order(cases: pl.DataFrame) -> None:
     required = (
         "model variant benchmark category gold_action n gar gar_lo gar_hi gar_turn ter ter_turn"
         " acc acc_lo acc_hi acc_without_gold gold_without_acc n_excluded gar_turn_lo gar_turn_hi"
-        " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap unclosed_reasoning_turns"
+        " ter_lo ter_hi ter_turn_lo ter_turn_hi n_step_cap unclosed_reasoning_turns ambiguous_turns"
         " gar_structural_n gar_structural_k gar_structural gar_structural_lo gar_structural_hi"
     ).split()
     assert set(required) <= set(frame.columns)
     assert frame.columns[-5:] == plain.STRUCTURAL_COLUMNS  # after every older column
     assert frame["category"].to_list() == ["base", "miss_param"]
+
+
+def _failed_cases(rows: list, ids: list[str], unscored: str) -> pl.DataFrame:
+    """The per-case table of category `base` cases `ids`, gold tool_call at turn 0, each
+    failed except `unscored`, which ended in an infrastructure error."""
+    scores = [dict(**KEYS, case_id=c, category="base", scored=c != unscored,
+                   passed=False if c != unscored else None,
+                   error_type="state_mismatch" if c != unscored else "error") for c in ids]
+    gold = pl.DataFrame({"benchmark": ["b"] * len(ids), "case_id": ids,
+                         "gold_action": ["tool_call"] * len(ids), "gold_turn": [0] * len(ids)})
+    return per_case(rows, scores, gold)
 
 
 def test_unclosed_reasoning_turns_are_counted_per_case_and_cell() -> None:
@@ -177,17 +189,33 @@ def test_unclosed_reasoning_turns_are_counted_per_case_and_cell() -> None:
             dropped = (case_id, row.turn, row.step) == ("u3", 1, 0)
             rows.append(row.replace(**{
                 "rule": rule, "level": "dropped" if dropped else row.level}))
-    scores = [dict(**KEYS, case_id=c, category="base", scored=c != "u2",
-                   passed=False if c != "u2" else None,
-                   error_type="state_mismatch" if c != "u2" else "error")
-              for c in ("u1", "u2", "u3")]
-    gold = pl.DataFrame({"benchmark": ["b"] * 3, "case_id": ["u1", "u2", "u3"],
-                         "gold_action": ["tool_call"] * 3, "gold_turn": [0] * 3})
-    cases = per_case(rows, scores, gold)
+    cases = _failed_cases(rows, ["u1", "u2", "u3"], unscored="u2")
     assert dict(zip(cases["case_id"], cases["unclosed_reasoning_turns"], strict=True)) == {
         "u1": 2, "u2": 1, "u3": 0}
     (row,) = triples(cases).iter_rows(named=True)
     assert (row["n"], row["unclosed_reasoning_turns"]) == (2, 2)  # u2 is not scored
+
+
+def test_ambiguous_turns_are_counted_per_case_and_cell() -> None:
+    """Turns whose class a rule could not decide (the turn's rule holds `:ambiguous:`): once
+    per turn, whatever its emissions say; in the cell, unscored cases do not count."""
+    ambiguous = "default:refuse:ambiguous:refuse|ask"
+    rules = {("a1", 0): ambiguous, ("a1", 1): "default:ask:ambiguous:ask|confirm",
+             ("a2", 0): ambiguous, ("a3", 1): "default:refuse:first_person"}
+    rows = []
+    for case_id, outcome in (("a1", "completed"), ("a2", "error"), ("a3", "completed")):
+        for row in case_rows(case_id, "base", ["tool_call", "tool_call"], 0,
+                             [["other"], ["other"]], outcome=outcome):
+            if row.level == "turn":
+                row = row.replace(rule=rules.get((case_id, row.turn), row.rule))
+            elif (case_id, row.turn) == ("a3", 0):
+                row = row.replace(rule=ambiguous)  # an emission's rule: no turn is counted
+            rows.append(row)
+    cases = _failed_cases(rows, ["a1", "a2", "a3"], unscored="a2")
+    assert dict(zip(cases["case_id"], cases["ambiguous_turns"], strict=True)) == {
+        "a1": 2, "a2": 1, "a3": 0}
+    (row,) = triples(cases).iter_rows(named=True)
+    assert (row["n"], row["ambiguous_turns"]) == (2, 2)  # a2 is not scored
 
 
 def test_structural_reading_has_its_own_count_and_interval() -> None:
@@ -241,11 +269,11 @@ def test_inputs_as_frames_or_records(cases: pl.DataFrame) -> None:
 
 
 def test_missing_inputs_are_named() -> None:
-    with pytest.raises(ValueError, match="1 case\\(s\\) have no score row: b/c2"):
+    with pytest.raises(InputError, match="1 case\\(s\\) have no score row: b/c2"):
         per_case(ACTIONS, [s for s in SCORES if s["case_id"] != "c2"], CASES)
-    with pytest.raises(ValueError, match="have no case \\(gold\\) record: b/p1"):
+    with pytest.raises(InputError, match="have no case \\(gold\\) record: b/p1"):
         per_case(ACTIONS, SCORES, CASES.filter(pl.col("case_id") != "p1"))
-    with pytest.raises(ValueError, match="6 case.s. do not mark .*: b/p1, b/p2, b/p3, b/p4, b/p5$"):
+    with pytest.raises(InputError, match="6 case.s. do not mark .*: b/p1, b/p2, b/p3, b/p4, b/p5$"):
         per_case(ACTIONS, SCORES, CASES.with_columns(gold_turn=pl.lit(0)))
 
 
@@ -287,7 +315,8 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
     assert (cell["gar"], cell["ter"], cell["acc"], cell["n"]) == (0.6, 0.8, 0.6, 5)
     csv = first["triples.csv"].read_text().splitlines()
     assert csv[0].startswith("model,variant,benchmark,category,gold_action,n,")
-    assert csv[2].startswith("m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,0,3,0.600000,0.230720,0.882382,")
+    assert csv[2].startswith(
+        "m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,0,0,3,0.600000,0.230720,0.882382,")
     markdown = first["triples.md"].read_text()
     assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
     assert "every case has weight 1" in markdown and "no group is pooled" in markdown

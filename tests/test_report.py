@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.rows import CELL_KEYS
 from toolcalib.metrics.triples import triples
@@ -150,6 +151,13 @@ def test_headline_first_then_shifts_triples_self_check(report: Path) -> None:
     assert "org/model-a · paraphrase: 6 (category, metric) pair(s) moved" in md
 
 
+def test_ambiguous_turns_are_counted_per_cell(report: Path) -> None:
+    """Each triple shows how many of its turns no classifier rule could decide (issue 28)."""
+    text = report.read_text(encoding="utf-8")
+    assert 'title="sort">ambiguous turns</th>' in text
+    assert set(triples(frames()["per_case"])["ambiguous_turns"]) == {0}  # no such column
+
+
 def test_a_variant_that_changed_nothing_is_one_line(tmp_path: Path) -> None:
     f = frames()
     flat = f["shift"].with_columns(delta=pl.lit(0.0), p_value=pl.lit(1.0))
@@ -218,7 +226,7 @@ def test_every_number_links_to_its_cases(report: Path) -> None:
 
 def test_per_case_must_agree_with_triples() -> None:
     f = frames()
-    with pytest.raises(ValueError, match="disagrees with the triples"):
+    with pytest.raises(InputError, match="disagrees with the triples"):
         render_html(f["triples"], f["confusion"], f["per_case"].slice(1))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.metrics.wilson import wilson
 
@@ -38,7 +39,7 @@ def bound_of(scored: bool, passed: bool | None, gold_emitted: bool) -> str | Non
     return None
 
 
-CASES = TableSpec("per_case", 1, (
+CASES = TableSpec("per_case", 2, (
     *(Column(key) for key in CASE_KEYS), Column("gold_action", label="gold"),
     Column("gold_turn", "int"), Column("gold_turn_gold"), Column("emitted"),
     Column("gold_emitted", "bool"), Column("gold_turn_class"), Column("gold_turn_hit", "bool"),
@@ -46,6 +47,7 @@ CASES = TableSpec("per_case", 1, (
     Column("emission_classes"), Column("gold_emitted_any_step", "bool"),
     Column("passed", "bool"), Column("scored", "bool"), Column("outcome"), Column("error_type"),
     Column("bound"), Column("probes_fired", "int"), Column("unclosed_reasoning_turns", "int"),
+    Column("ambiguous_turns", "int"),
     Column("structural_hit", "bool"), Column("recorded_reward", "float"),
     Column("reward_disagreement"),
 ))
@@ -59,6 +61,9 @@ CASE_COLUMNS = CASES.names
 UNCLOSED_REASONING = ":other:unclosed_reasoning"
 """How the rule of an emission that is only an unclosed reasoning block ends (`default` and
 `judge`: `default:other:unclosed_reasoning`; a malformed one: `malformed:` before it)."""
+AMBIGUOUS = ":ambiguous:"
+"""What the rule of a turn holds when the classifier's rules could not decide its class
+(`default:refuse:ambiguous:refuse|ask`; `classify.default`)."""
 
 DIGITS = 6
 """Rates and bounds are rounded to this many decimals, for stable bytes."""
@@ -78,10 +83,11 @@ _COUNTS = (("n", "n"), ("n_excluded", "excluded"), ("n_context_overflow", "conte
 COUNTS = [count for count, _ in _COUNTS]
 """`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
 `n_probed`: scored cases where the variant's probe fired at least once."""
-TURN_COUNTS = ["unclosed_reasoning_turns"]
+TURN_COUNTS = ["unclosed_reasoning_turns", "ambiguous_turns"]
 """Counts of turns, not cases, over the scored cases: `unclosed_reasoning_turns`, the turns
-with a kept emission whose rule ends in `UNCLOSED_REASONING` (0 under `paper`, which has no
-such rule; a per-case row without the column counts 0)."""
+with a kept emission whose rule ends in `UNCLOSED_REASONING`, and `ambiguous_turns`, the turns
+whose class was decided by a rule holding `AMBIGUOUS` (both 0 under `paper`, which has no such
+rule; a per-case row without the column counts 0)."""
 STRUCTURAL = "gar_structural"
 """The published structural reading beside GAR (τ²): the share of scored cases with
 `structural_hit`, over the scored cases that have one (`gar_structural_n`; 0 and every rate
@@ -96,10 +102,10 @@ def _rate_columns(rate: str, label: str, denominator: bool = False) -> list[Colu
 
 _STRUCTURAL = _rate_columns(STRUCTURAL, "GAR structural (τ², published)", denominator=True)
 STRUCTURAL_COLUMNS = [column.name for column in _STRUCTURAL]
-TRIPLES = TableSpec("triples", 1, (
+TRIPLES = TableSpec("triples", 2, (
     *(Column(key) for key in KEYS), Column("gold_action", label="gold"),
     *(Column(count, "int", label) for count, label in _COUNTS),
-    *(Column(count, "int") for count in TURN_COUNTS),
+    Column("unclosed_reasoning_turns", "int"), Column("ambiguous_turns", "int", "ambiguous turns"),
     *(column for rate, _, label in _RATES for column in _rate_columns(rate, label)),
     *_STRUCTURAL,
 ))
@@ -133,7 +139,7 @@ def _require(rows: Iterable[dict[str, Any]], bad: Callable[[dict[str, Any]], Any
     hits = sorted((row for row in rows if bad(row)), key=_case_key)
     if hits:
         names = ", ".join(f"{r['benchmark']}/{r['case_id']}" for r in hits[:5])
-        raise ValueError(f"{len(hits)} case(s) {what}: {names}")
+        raise InputError(f"{len(hits)} case(s) {what}: {names}")
 
 
 RECORDED = ("recorded_reward", "reward_disagreement")
@@ -168,6 +174,7 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     turns: dict[tuple[Any, ...], dict[str, Any]] = {}
     emissions: dict[tuple[Any, ...], set[str]] = {}
     unclosed: dict[tuple[Any, ...], set[int]] = {}
+    ambiguous: dict[tuple[Any, ...], int] = {}
     for row in actions:
         key = _case_key(row)
         if row["level"] == "emission":
@@ -179,6 +186,8 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
             continue
         if row["level"] != "turn":
             continue
+        if AMBIGUOUS in row["rule"]:
+            ambiguous[key] = ambiguous.get(key, 0) + 1
         case = turns.get(key)
         if case is None:
             case = turns[key] = {"outcome": row["outcome"], "run_scored": True,
@@ -213,7 +222,8 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     structural = structural or {}
     rows = []
     for c in sorted(cases, key=_case_key):
-        shared = sorted(emissions.get(_case_key(c), ())), len(unclosed.get(_case_key(c), ()))
+        shared = (sorted(emissions.get(_case_key(c), ())), len(unclosed.get(_case_key(c), ())),
+                  ambiguous.get(_case_key(c), 0))
         readings = structural.get(_case_key(c)) or {}
         rows.append(_case_row(c, *shared, readings.get(c["gold"])))
         rows += [_case_row({**c, "gold": extra, "case_id": f"{c['case_id']}#{extra}"}, *shared,
@@ -223,7 +233,7 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
 
 
 def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: int,
-              structural_hit: bool | None) -> dict[str, Any]:
+              ambiguous_turns: int, structural_hit: bool | None) -> dict[str, Any]:
     emitted_list, gold = sorted(case["classes"]), case["gold"]
     gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
     bound = bound_of(scored, passed, gold_emitted)
@@ -251,6 +261,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
         "bound": bound,
         "probes_fired": case["probes_fired"],
         "unclosed_reasoning_turns": unclosed_turns,
+        "ambiguous_turns": ambiguous_turns,
         "structural_hit": structural_hit,
         **{key: case[key] for key in RECORDED},
     })

@@ -17,6 +17,7 @@ from toolcalib.metrics.rows import (
     KEYS,
     RATES,
     STRUCTURAL,
+    TURN_COUNTS,
 )
 from toolcalib.report.audit import Key, audit_id, audited, cell_id
 from toolcalib.report.figures import Plot
@@ -26,6 +27,8 @@ RATE_LABELS = {rate: LABELS[rate] for rate in RATES}
 BOUND_LABELS = {bound: LABELS[bound] for bound in (ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC)}
 COUNT_LABELS = {count: LABELS[count] for count in COUNTS if count not in BOUND_LABELS}
 STRUCTURAL_LABELS = {STRUCTURAL: LABELS[STRUCTURAL]}
+TURN_LABELS = {count: LABELS[count] for count in TURN_COUNTS if count in LABELS}
+"""Counts of turns, not cases (`ambiguous_turns`): shown as numbers, no case list behind."""
 """The triples' numbers the page shows, by kind, headed by their labels (`rows.TRIPLES`)."""
 
 CSS = """\
@@ -123,7 +126,8 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     counts = [m for m in COUNT_LABELS if m in shown]
     bounds = [m for m in BOUND_LABELS if m in shown]
     rates = [*RATE_LABELS, *(m for m in STRUCTURAL_LABELS if m in shown)]
-    header = [*KEYS, *(LABELS[m] for m in ["gold_action", *counts, *rates, *bounds])]
+    turns = [m for m in TURN_LABELS if m in triples.columns]
+    header = [*KEYS, *(LABELS[m] for m in ["gold_action", *counts, *turns, *rates, *bounds])]
     head = "<thead><tr>" + "".join(
         f'<th onclick="sortBy({i})" title="sort">{escape(h)}</th>' for i, h in enumerate(header)
     ) + "</tr></thead><tbody>"
@@ -143,6 +147,7 @@ def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
                  for k in KEYS]
         cells.append(f'<td class="gold">{escape(str(row["gold_action"]))}</td>')
         cells += [_count_cell(row, m, slug) for m in counts]
+        cells += [f'<td class="num">{row[m]}</td>' for m in turns]
         cells += [_rate_cell(row, rate, slug) for rate in rates]
         cells += [_count_cell(row, m, slug) for m in bounds]
         lines.append(f"<tr{data}>" + "".join(cells) + "</tr>")

@@ -94,7 +94,7 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
         "gold_emitted_any_step": confirmed, "passed": passed, "scored": scored,
         "outcome": trajectory.outcome, "error_type": score.error_type,
         "bound": bound_of(scored, passed, confirmed),
-        "probes_fired": 0, "unclosed_reasoning_turns": 0,
+        "probes_fired": 0, "unclosed_reasoning_turns": 0, "ambiguous_turns": 0,
         "structural_hit": confirmed if scored else None,
         **recorded_of({"details": score.details}),
     })
