@@ -160,6 +160,18 @@ def test_validation_per_source(tmp_path: Path) -> None:
     assert table.filter(source="model", **{"class": "ask"})["support"].to_list() == [1]
 
 
+def test_published_rows_are_a_source_of_their_own(tmp_path: Path) -> None:
+    published = row("run:0:3", "p:refuse", "refuse", source="published")
+    model_row = row(MODEL_ID, "p:ask", "ask", source="model", provenance=PROVENANCE)
+    corpus = write(tmp_path / "c.jsonl", [row("h", "p:ask", "ask"), model_row, published])
+    assert [r.source for r in load_corpus(corpus)] == ["hand", "model", "published"]
+    table, summary = validation_frames(corpus, [EchoProfile()])
+    assert summary["source"].to_list() == ["all", "hand", "model", "published", "hand+model"]
+    assert summary["n"].to_list() == [3, 1, 1, 1, 2]
+    with pytest.raises(InputError, match="provenance: required"):
+        load_corpus(write(tmp_path / "p.jsonl", [{**published, "provenance": PROVENANCE}]))
+
+
 def test_emissions_built_from_rows(tmp_path: Path) -> None:
     corpus = write(tmp_path / "c.jsonl", [
         row("s", "I cannot", "tool_call", structured_calls=True, parse="ok"),

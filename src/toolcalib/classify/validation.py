@@ -5,7 +5,9 @@ structured calls), `parse` (what the harness made of the text: none/ok/malformed
 of `records.ACTION_CLASSES`), `reason` (one line) and `source`: `hand` (written by hand), or
 `model` (a real emission taken from a trajectory of this pipeline; `classify.corpus` samples
 them) with its `provenance` (model, variant, benchmark, category, case, turn, step, weights hash)
-and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`.
+and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`; or `published` (an agent
+turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; its provenance is
+`tests/data/published_turns.jsonl`, built by `tests/published_turns.py`).
 
 Metrics, per profile and per source group (`source_groups`: all rows, each source, and the
 earlier sources `hand+model` apart from any later one, e.g. `published`):
@@ -104,7 +106,7 @@ class CorpusRow(StrictModel):
     parse: Literal["none", "ok", "malformed"]
     label: ActionClass
     reason: str
-    source: Literal["hand", "model"]
+    source: Literal["hand", "model", "published"]
     provenance: Provenance | None = None
 
     @model_validator(mode="after")
@@ -112,7 +114,7 @@ class CorpusRow(StrictModel):
         if self.structured_calls and self.parse != "ok":
             raise ValueError("structured_calls needs parse 'ok'")
         if (self.source == "model") != (self.provenance is not None):
-            raise ValueError("provenance: required for source 'model', absent for 'hand'")
+            raise ValueError("provenance: required for source 'model', absent otherwise")
         if self.provenance is not None and self.id != self.provenance.row_id():
             raise ValueError(f"id {self.id!r} is not {self.provenance.row_id()!r} (provenance)")
         return self
