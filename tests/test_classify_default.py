@@ -388,6 +388,10 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
          "default:other:statement"),
         ("Even if it were economy, we cannot change the destination.",
          "default:refuse:first_person"),
+        ("I will skip any items where the blue option isn't available.",
+         "default:other:statement"),
+        ("Insurance cannot be refunded once it has been purchased.",
+         "default:refuse:cannot_be_done"),  # a state, not what an action will rule out
         # Impersonal inabilities.
         ("My tools don't let me issue travel vouchers.", "default:refuse:tools_lack"),
         ("The system does not allow name changes after check-in.", "default:refuse:tools_lack"),
