@@ -10,7 +10,9 @@ fixture's copy in pytest's cache folder, else fetched by name into a temporary f
    with profile `default`), in this process: every file under `data/published/tau2/` with the
    default config's options (toolorchestra: `pairing: evidence`): read, every call
    re-executed in τ²'s environment, classified, scored (τ²'s reward recomputed, the recorded
-   one compared).
+   one compared). `gold` takes the release's gold row for each task the file embeds
+   unchanged (`toolcalib gold --known`): the release's cases and gold are made first, untimed,
+   as the default run makes them for the policies' cells.
 2. τ²'s `evaluate_simulation` (evaluation type `all`) on the same scored simulations (our
    imported messages and termination), each replaying the trajectory and the reference
    actions on fresh environments, as τ² evaluates a run.
@@ -39,7 +41,7 @@ from toolcalib.benchmarks.tau2.plugin import conversation_of  # noqa: E402
 from toolcalib.benchmarks.tau2.release import Tau2Release  # noqa: E402
 from toolcalib.jsonio import read_records  # noqa: E402
 from toolcalib.records import Case, Trajectory  # noqa: E402
-from toolcalib.stages import evaluate, gold, import_run  # noqa: E402
+from toolcalib.stages import evaluate, gold, import_run, normalize  # noqa: E402
 
 RUNS = {"claude-sonnet-4-5": ("claude-sonnet-4-5", "none"),
         "gpt-oss-120b": ("gpt-oss-120b", "none"),
@@ -62,7 +64,9 @@ def job(source: str, scratch: str, model: str, domain: str
     import_run.run(spec, "tau2", domain, source, str(out["t"]), str(out["c"]), str(out["r"]),
                    benchmark_options={"ask_gold": "published"})
     mid = time.perf_counter()
-    gold.run("tau2", str(out["c"]), source, str(out["g"]))
+    known = Path(scratch) / f"release.{domain}"
+    gold.run("tau2", str(out["c"]), source, str(out["g"]),
+             known_cases=f"{known}.cases.jsonl", known=f"{known}.gold.jsonl")
     end = time.perf_counter()
     evaluate.run("default", "tau2", source, [str(out["c"])], [str(out["g"])], [str(out["t"])],
                  [str(out["a"])], [str(out["s"])], str(out["pc"]),
@@ -77,6 +81,11 @@ def ours(source: str, scratch: Path, workers: int
     """Wall seconds of every job on `workers` processes (as `snakemake --cores N` runs these
     one-thread jobs side by side), seconds per stage summed, and each job's files."""
     jobs = [(model, domain) for model in RUNS for domain in DOMAINS[model]]
+    for domain in sorted({d for _, d in jobs}):
+        known = scratch / f"release.{domain}"
+        normalize.run("tau2", domain, source, f"{known}.cases.jsonl",
+                      benchmark_options={"ask_gold": "published"})
+        gold.run("tau2", f"{known}.cases.jsonl", source, f"{known}.gold.jsonl")
     start = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         done = list(pool.map(job, *zip(*[(source, str(scratch), m, d) for m, d in jobs],

@@ -23,7 +23,7 @@ from toolcalib.benchmarks.tau2.published import (
 )
 from toolcalib.jsonio import InputError, read_records
 from toolcalib.metrics.published import file_lines, published_table
-from toolcalib.records import Trajectory
+from toolcalib.records import Case, Trajectory
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "published" / "tau2"
 CLAUDE = "claude-sonnet-4-5/claude-sonnet-4-5_aide-platform_2025-10-31__claude-sonnet-4-5_" \
@@ -244,3 +244,44 @@ def test_replay_options_name_a_file_or_folder():
     assert ReplayOptions(path="x.json").pairing == "none"
     with pytest.raises(ValueError):
         ReplayOptions(path="x", pairing="guess")
+
+
+def test_gold_of_an_embedded_release_task_is_the_releases_row(tmp_path, tau2_wheel,
+                                                               tau2_release):
+    """The `gold` stage takes the release's row for a task the file embeds unchanged (as τ²
+    reads tasks: the file writes out optional fields the release omits), executes a changed
+    one, and both give the bytes executing every case gives."""
+    from toolcalib.cli import main
+
+    def change(data: dict[str, Any]) -> None:
+        task = next(t for t in data["tasks"] if t["id"] == "13")
+        task["initial_state"] = {"initialization_actions": [{
+            "env_type": "assistant", "func_name": "cancel_reservation",
+            "arguments": {"reservation_id": "Z7GOZK"}}]}
+
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    trimmed(folder, CLAUDE, [0, 1], change)
+    spec = json.dumps({"name": "pub", "backend": "replay", "options": {"path": str(folder)}})
+    files = {name: str(tmp_path / f"{name}.jsonl") for name in
+             ("t", "c", "r", "release", "known", "reused", "executed")}
+    assert main(["import-run", "--model-spec", spec, "--benchmark", "tau2", "--category",
+                 "airline", "--source", str(tau2_wheel), "--out", files["t"],
+                 "--out-cases", files["c"], "--out-records", files["r"]]) == 0
+    pinned = {c.id: c.environment["pinned_task"] for c in read_records(files["c"], Case)}
+    assert pinned == {"airline_3:trial0": True, "airline_13:trial0": False}
+    assert main(["normalize", "--benchmark", "tau2", "--category", "airline", "--source",
+                 str(tau2_wheel), "--out", files["release"]]) == 0
+    release = [line for line in Path(files["release"]).read_text().splitlines()
+               if json.loads(line)["id"] in {"airline_3", "airline_13"}]
+    Path(files["release"]).write_text("\n".join(release) + "\n")
+    common = ["gold", "--benchmark", "tau2", "--source", str(tau2_wheel)]
+    assert main([*common, "--cases", files["release"], "--out", files["known"]]) == 0
+    assert main([*common, "--cases", files["c"], "--out", files["executed"]]) == 0
+    assert main([*common, "--cases", files["c"], "--known-cases", files["release"],
+                 "--known", files["known"], "--out", files["reused"]]) == 0
+    assert Path(files["reused"]).read_bytes() == Path(files["executed"]).read_bytes()
+    bench = get_benchmark("tau2")
+    keys = {c.id: bench.gold_key(str(tau2_wheel), c) for c in read_records(files["c"], Case)}
+    known = {bench.gold_key(str(tau2_wheel), c) for c in read_records(files["release"], Case)}
+    assert {case for case, key in keys.items() if key in known} == {"airline_3:trial0"}

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", required=True)
     p.add_argument("--cases", required=True)
     p.add_argument("--source", required=True)
+    p.add_argument("--known-cases", default=None,
+                   help="cases already executed (with --known): a case of the same task takes"
+                        " its gold row instead of executing again")
+    p.add_argument("--known", default=None, help="the gold of --known-cases")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("generate", help="run a model on cases (multi-turn protocol)")
@@ -161,11 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _reported(exc: Exception) -> bool:
-    """Bad input or a failed fetch: one line on stderr, exit status 2; an error that carries
-    its own `exit_status` (failed requests: 1) is reported the same way. (`FetchError` is
-    looked up only if the fetch module ran: the other stages start without it.)"""
+    """Bad input (`InputError`) or a failed fetch: one line on stderr, exit status 2; an error
+    that carries its own `exit_status` (failed requests: 1) is reported the same way. Anything
+    else is a bug: its traceback, exit status 1. (`FetchError` is looked up only if the fetch
+    module ran: the other stages start without it.)"""
     fetch = sys.modules.get("toolcalib.fetch")
-    return isinstance(exc, InputError | KeyError | FileNotFoundError | ValueError) or (
+    return isinstance(exc, InputError) or (
         fetch is not None and isinstance(exc, fetch.FetchError)) or hasattr(exc, "exit_status")
 
 
@@ -204,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if not _reported(exc):
             raise
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"toolcalib {command.replace('_', '-')}: error: {message}", file=sys.stderr)
+        print(f"toolcalib {command.replace('_', '-')}: error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_status", 2)
     return 0
 

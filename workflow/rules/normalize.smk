@@ -38,9 +38,12 @@ rule gold:
 
 
 rule gold_published:
-    """The ground truth of a published run's own cases (τ²: the tasks its file embeds)."""
+    """The ground truth of a published run's own cases (τ²: the tasks its file embeds); a case
+    whose task is the release's takes the release's gold row (`toolcalib gold --known`)."""
     input:
         cases="results/published/{model}/{benchmark}/{category}.cases.jsonl",
+        known_cases="results/cases/{benchmark}/{category}.jsonl",
+        known="results/gold/{benchmark}/{category}.jsonl",
         release=release,
         code=benchmark_code("gold"),
     output:
@@ -53,4 +56,5 @@ rule gold_published:
         runtime=20,
     shell:
         "toolcalib gold --benchmark {wildcards.benchmark} --cases {input.cases:q}"
-        " --source {input.release:q} --out {output:q} 2> {log:q}"
+        " --source {input.release:q} --known-cases {input.known_cases:q} --known {input.known:q}"
+        " --out {output:q} 2> {log:q}"

@@ -6,17 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
+import msgspec
+
+from toolcalib.jsonio import field_error
+from toolcalib.records import Gold, Record
 from toolcalib.registry import Registry
 
 if TYPE_CHECKING:
+    from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
     from toolcalib.config import ReleaseConfig
+    from toolcalib.generate import Loop
     from toolcalib.records import Case, Published, Trajectory
+    from toolcalib.verdicts import Score
 
-PLUGINS: Registry[Benchmark] = Registry("benchmark", {
+PLUGINS: Registry[AnyBenchmark] = Registry("benchmark", {
     "bfcl": "toolcalib.benchmarks.bfcl.plugin:BENCHMARK",
     "tau2": "toolcalib.benchmarks.tau2.plugin:BENCHMARK"})
 """Benchmark name -> its plugin's `BENCHMARK`; adding a benchmark is one package + one entry
@@ -28,59 +35,124 @@ CONFIGS: Registry[type[ReleaseConfig]] = Registry("benchmark", {
 config schema is generated from it."""
 
 
-class Benchmark(Protocol):
+class CaseSettings(Record, kw_only=True):
+    """The fields of a benchmark's config section that shape its cases (`normalize
+    --benchmark-options`, and a published run's import); a benchmark with fields of its own
+    subclasses it (τ²: `ask_gold`), one without uses it as it is (BFCL)."""
+
+
+class LoopSettings(Record, kw_only=True):
+    """The fields of a benchmark's config section that its loop reads (`generate
+    --benchmark-options`); a benchmark with fields of its own subclasses it (τ²: the simulated
+    user and τ²'s limits), one without uses it as it is (BFCL)."""
+
+    def user_model(self) -> str | None:
+        """The `models` entry playing a simulated user (`generate --user-spec`), if any."""
+        return None
+
+
+SettingsT = TypeVar("SettingsT", bound=Record)
+
+
+def settings(kind: type[SettingsT], options: Mapping[str, object] | None,
+             where: str = "--benchmark-options") -> SettingsT:
+    """A benchmark's settings record (`Benchmark.case_settings`, `.loop_settings`) from the
+    fields of its config section; a bad field is an `InputError` naming it."""
+    try:
+        return msgspec.convert(dict(options or {}), kind)
+    except msgspec.ValidationError as exc:
+        raise field_error(exc, kind, where) from None
+
+
+def section_settings(kind: type[Record], section: Mapping[str, object]) -> dict[str, object]:
+    """The fields of `kind` a benchmark's config section sets, as it sets them (what the
+    workflow passes as `--benchmark-options`)."""
+    return {key: section[key] for key in kind.__struct_fields__ if key in section}
+
+
+GoldT = TypeVar("GoldT", bound=Gold)
+CasesT = TypeVar("CasesT", bound=CaseSettings)
+LoopT = TypeVar("LoopT", bound=LoopSettings)
+
+
+class Benchmark(Protocol[GoldT, CasesT, LoopT]):
+    """A benchmark plugin, typed by its gold record, its case settings and its loop settings
+    (each a record of its own package)."""
+
     name: str
+    version: str
+    """The plugin's version, bumped when what it makes of the same release changes (cases,
+    gold, loop, scoring): recorded in the run manifest (`provenance.manifest`), never in a
+    trajectory or a response-store key."""
     categories: tuple[str, ...]
-    opens_as: dict[str, str]
+    single_step: frozenset[str]
+    """The categories whose cases are answered in one emission with nothing executed (BFCL's
+    irrelevance sets): a reference policy's invariants differ there (`report.selfcheck`)."""
+    opens_as: Mapping[str, str]
     """Category -> the category whose cases its cases open as (job order only: `schedule`)."""
     variants: tuple[str, ...]
     """The context variants whose effect this benchmark's loop applies (`variants.VARIANTS`
     names): a run under another is refused (`variants.refusal`), not labelled and run as
     baseline."""
+    case_settings: type[CasesT]
+    loop_settings: type[LoopT]
+    policies: Mapping[str, Policy]
+    """Reference policies with a meaning of their own on this benchmark: the generate stage
+    hands them to the policy backend (`backends.policy`), which answers the rest."""
 
-    def load_cases(self, source: str, category: str, **options: Any) -> list[Case]:
-        """The category's cases; `options`: the fields of the benchmark's config section that
-        shape them (`normalize --benchmark-options`; τ²: `ask_gold`; BFCL: none)."""
+    def load_cases(self, source: str, category: str, settings: CasesT) -> list[Case]:
+        """The category's cases, shaped by `settings`."""
 
-    def environment(self, source: str, case: Case) -> Any:
-        """A fresh tool environment for a multi-step case (None when nothing executes)."""
+    def environment(self, source: str, case: Case) -> object:
+        """A fresh tool environment for a multi-step case, which only this benchmark's loop
+        uses (None when nothing executes)."""
 
-    def gold(self, source: str, case: Case) -> Any:
+    def gold(self, source: str, case: Case) -> GoldT:
         """The case's ground truth, written as one JSON line per case."""
 
-    def read_gold(self, path: str) -> Mapping[str, Any]:
+    def gold_key(self, source: str, case: Case) -> str | None:
+        """Cases with one key have one gold, up to the case's own id (None: never reused):
+        the `gold` stage takes a known case's row (`gold_as`) instead of executing again."""
+
+    def gold_as(self, row: GoldT, case: Case) -> GoldT:
+        """A known case's gold row (same `gold_key`) as `case`'s."""
+
+    def read_gold(self, path: str) -> Mapping[str, GoldT]:
         """A file of `gold`'s lines by case id, as `score` takes them."""
 
-    def score(self, source: str, case: Case,
-              trajectory: Trajectory, gold: Any) -> Any: ...
+    def score(self, source: str, case: Case, trajectory: Trajectory,
+              gold: GoldT | None) -> Score:
+        """The case's Acc verdict for the trajectory (`gold` None: the file has no line)."""
 
-    def loop(self, options: dict[str, Any], user_backend: Any, source: str) -> Any:
-        """The conversation factory (`generate.Loop`) for this benchmark's config section
-        (`options`) and the backend playing a simulated user (None without one)."""
+    def loop(self, settings: LoopT, user: Backend | None, source: str) -> Loop:
+        """The conversation factory for `settings` and the backend playing a simulated user
+        (None without one)."""
 
-    def units(self, case: Case, trajectory: Trajectory, score: Any,
-              profile: Profile) -> list[dict[str, Any]]:
+    def units(self, case: Case, trajectory: Trajectory, score: Score,
+              profile: Profile) -> list[dict[str, object]]:
         """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`, its
         verdict `profile`'s: `Profile.confirm_verdicts`)."""
 
     def structural(self, case: Case, trajectory: Trajectory,
-                   score: Any) -> dict[str, bool | None]:
+                   score: Score) -> dict[str, bool | None]:
         """The published method's structural reading of each of the case's gold classes
         (`case` with its gold as the trajectory's variant presents it; None: none, e.g.
         unscored), reported beside GAR. A benchmark without the method's reading returns {}
         and its per-case `structural_hit` is null (BFCL). τ²: refuse = no write call,
         tool_call = every reference action matched, ask = some `paper`-profile ask."""
 
-    policies: dict[str, Any]
-    """Reference policies with a meaning of their own on this benchmark (`backends.policy`)."""
-
     def import_run(self, source: str, options: ReplayOptions, model: str, category: str,
-                   cases: list[Case], settings: Mapping[str, Any]) -> ImportedRun:
+                   cases: list[Case], settings: CasesT) -> ImportedRun:
         """A published run of this benchmark (a model with backend `replay`, `options` naming
         its files) as the cases and trajectories of one category, variant `baseline`. `cases`:
         the release's cases of the category, selected as for any model (a benchmark whose
-        files embed their own cases returns those instead); `settings`: the benchmark config
-        section's own fields (e.g. how gold is set)."""
+        files embed their own cases returns those instead); `settings`: how its cases are
+        shaped (e.g. how gold is set)."""
+
+
+AnyBenchmark = Benchmark[Gold, CaseSettings, LoopSettings]
+"""A benchmark as the registry hands it out: the stages pass its records between its own
+methods only."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +162,7 @@ class ImportedRun:
     cases: list[Case]
     """The cases scored, one per trajectory, in the trajectories' order."""
     trajectories: list[Trajectory]
-    identity: dict[str, Any]
+    identity: Mapping[str, object]
     """What identifies the published run (backend, files and their sha256, recorded models)."""
     records: list[Published] = field(default_factory=list)
     """Every record of the files read, in file order (the published-runs table's rows), those
@@ -99,5 +171,5 @@ class ImportedRun:
     """One line each, for the log: records left without a cell, divergences."""
 
 
-def get_benchmark(name: str) -> Benchmark:
+def get_benchmark(name: str) -> AnyBenchmark:
     return PLUGINS.load(name)

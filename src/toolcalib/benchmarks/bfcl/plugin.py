@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from toolcalib.benchmarks import ImportedRun
+from toolcalib.benchmarks import Benchmark, CaseSettings, ImportedRun, LoopSettings
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.executor import Environment
-from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace, read_gold
+from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.benchmarks.bfcl.normalize import (
     CATEGORIES,
     MULTI_TURN,
@@ -21,13 +21,15 @@ from toolcalib.benchmarks.bfcl.normalize import (
 from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
 from toolcalib.benchmarks.bfcl.replay import RecordedRun
 from toolcalib.jsonio import sha256_file
-from toolcalib.records import GoldTrace
 from toolcalib.registry import unknown
 from toolcalib.variants import VARIANTS
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
+    from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
+    from toolcalib.classify.base import Profile
+    from toolcalib.generate import Loop
     from toolcalib.records import Case, Trajectory
 
 
@@ -46,18 +48,28 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
     return normalize_single_turn(category, release.read_lines(name), **common)
 
 
+NO_SETTINGS = CaseSettings()
+
+
 class Bfcl:
     name = "bfcl"
+    version = "1"
     categories = CATEGORIES
+    single_step = frozenset(CATEGORIES) - frozenset(MULTI_TURN)
     variants = tuple(VARIANTS)
     """Every variant: the generic loop (`generate.conversation`) applies each one's preamble,
     case adjustment and probe at BFCL's turns."""
-    opens_as = {"multi_turn_long_context": "multi_turn_base",
-                "multi_turn_miss_param": "multi_turn_base"}
+    opens_as: Mapping[str, str] = {"multi_turn_long_context": "multi_turn_base",
+                                   "multi_turn_miss_param": "multi_turn_base"}
     """Categories built from the base cases (same ids); most open with the base case's first
     turn (long_context 191 of 200, miss_param 114), so their first prompts repeat its."""
+    case_settings = CaseSettings
+    loop_settings = LoopSettings
+    """No settings: the cases are the release's, the step cap BFCL's."""
+    policies: Mapping[str, Policy] = {}
 
-    def load_cases(self, source: str | Path, category: str) -> list[Case]:
+    def load_cases(self, source: str | Path, category: str,
+                   settings: CaseSettings = NO_SETTINGS) -> list[Case]:
         return load_cases(BfclRelease(source), category)
 
     def environment(self, source: str | Path, case: Case) -> Environment:
@@ -68,6 +80,13 @@ class Bfcl:
             return GoldTrace(case_id=case.id, category=case.category, turns=[])
         return gold_trace(case, BfclRelease(source))
 
+    def gold_key(self, source: str | Path, case: Case) -> None:
+        """None: a BFCL case's gold is never taken from another case's."""
+        return None
+
+    def gold_as(self, row: GoldTrace, case: Case) -> GoldTrace:
+        raise NotImplementedError("BFCL gold is never reused (gold_key is None)")
+
     def read_gold(self, path: str | Path) -> Mapping[str, GoldTrace]:
         return read_gold(path)
 
@@ -76,16 +95,14 @@ class Bfcl:
               gold: GoldTrace | None) -> Score:
         return score_case(case, trajectory, gold, _release(source))
 
-    policies: dict[str, Any] = {}
-
-    def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
+    def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path) -> Loop:
         """The scripted-turn loop with BFCL's step cap."""
         from toolcalib.generate import conversation
 
         return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str, category: str,
-                   cases: list[Case], settings: Any) -> ImportedRun:
+                   cases: list[Case], settings: CaseSettings) -> ImportedRun:
         """A published BFCL run (result files under `options.path`, `replay`): `cases` through
         the scripted loop under `baseline`, each step answered from the record."""
         from toolcalib.generate import run_cases
@@ -94,15 +111,16 @@ class Bfcl:
         recorded = RecordedRun(model, options)
         trajectories = list(run_cases(cases, recorded, get_variant("baseline"),
                                       lambda case: self.environment(source, case),
-                                      loop=self.loop({}, None, source)))
+                                      loop=self.loop(LoopSettings(), None, source)))
         return ImportedRun(list(cases), trajectories, recorded.identity(),
                            notes=recorded.notes())
 
-    def units(self, case: Any, trajectory: Any, score: Any,
-              profile: Any) -> list[dict[str, Any]]:
+    def units(self, case: Case, trajectory: Trajectory, score: Score,
+              profile: Profile) -> list[dict[str, object]]:
         return []
 
-    def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
+    def structural(self, case: Case, trajectory: Trajectory,
+                   score: Score) -> dict[str, bool | None]:
         """No reading: the published method has no structural reading of BFCL."""
         return {}
 
@@ -113,4 +131,4 @@ def _release(source: str | Path) -> BfclRelease:
     return BfclRelease(source)
 
 
-BENCHMARK = Bfcl()
+BENCHMARK: Benchmark[GoldTrace, CaseSettings, LoopSettings] = Bfcl()

@@ -12,7 +12,10 @@ does not take: τ²'s `Error: ...` message, never an exception).
 from __future__ import annotations
 
 import copy
+import gc
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, Literal
 
@@ -32,6 +35,13 @@ DOMAIN_CLASSES: dict[str, tuple[str, str, str, str]] = {
 def tau2_module(release: Tau2Release, name: str) -> Any:
     release.import_tau2()
     return importlib.import_module(name)
+
+
+def task_as_read(release: Tau2Release, task: dict[str, Any]) -> dict[str, Any]:
+    """A task as τ²'s `Task` model reads it (absent fields at their defaults): two tasks τ²
+    cannot tell apart give equal dicts, whichever optional fields their files write out."""
+    model = tau2_module(release, "tau2.data_model.tasks").Task.model_validate(task)
+    return dict(model.model_dump(mode="json"))
 
 
 class Tau2Environment:
@@ -66,7 +76,8 @@ class Tau2Environment:
 
     def db_hash(self) -> str:
         """τ²'s hash of the agent database (`Environment.get_db_hash`)."""
-        return self._env.get_db_hash()
+        with without_cycle_collection():
+            return str(self._env.get_db_hash())
 
     def user_db_hash(self) -> str | None:
         """τ²'s hash of the user database (None: airline and retail have no user tools)."""
@@ -95,10 +106,26 @@ def _task_model(release: Tau2Release, task: dict[str, Any]) -> Any:
     return tau2_module(release, "tau2.data_model.tasks").Task.model_validate(task)
 
 
+@contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector paused: building or dumping a domain database makes
+    about a million objects, and collections triggered while they are made (each walking
+    every live database) doubled a published run's import (bench/published_runs.py). The
+    objects hold no reference cycles (peak memory is unchanged); collection resumes after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _new_environment(release: Tau2Release, domain: str) -> Any:
     db_module, db_class, tools_module, tools_class = DOMAIN_CLASSES[check_domain(domain)]
-    db = getattr(tau2_module(release, db_module), db_class).model_validate_json(
-        _db_bytes(release, domain))
+    with without_cycle_collection():
+        db = getattr(tau2_module(release, db_module), db_class).model_validate_json(
+            _db_bytes(release, domain))
     tools = getattr(tau2_module(release, tools_module), tools_class)(db)
     environment = tau2_module(release, "tau2.environment.environment").Environment
     return environment(domain_name=domain, policy=_policy(release, domain), tools=tools)

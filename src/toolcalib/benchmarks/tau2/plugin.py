@@ -8,27 +8,33 @@ structural reading of each gold class is reported beside GAR (`structural`).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from toolcalib.backends.base import recorded_identity
-from toolcalib.benchmarks.tau2.environment import Tau2Environment
-from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
-from toolcalib.benchmarks.tau2.loop import conversation
+from toolcalib.backends.base import Backend, recorded_identity
+from toolcalib.benchmarks import Benchmark, ImportedRun
+from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
+from toolcalib.benchmarks.tau2.gold import DEFAULT_CASES, Tau2Cases, Tau2Gold
+from toolcalib.benchmarks.tau2.loop import Tau2Loop, conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
 from toolcalib.benchmarks.tau2.published import import_category, recorded_agreement
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
-from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, ReferenceUser
+from toolcalib.benchmarks.tau2.user import LlmUser, ReferenceUser, User
 from toolcalib.benchmarks.tau2.writes import write_units
-from toolcalib.records import MODEL_OUTCOMES, Message, ToolCall
+from toolcalib.generate import Loop
+from toolcalib.jsonio import InputError, RecordIndex, dumps, sha256_bytes
+from toolcalib.records import MODEL_OUTCOMES, Case, Message, ToolCall, Trajectory
 from toolcalib.verdicts import Score
+
+if TYPE_CHECKING:
+    from toolcalib.backends.replay import ReplayOptions
+    from toolcalib.classify.base import Profile
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (
@@ -48,18 +54,18 @@ class Session:
     """One task's environment, built at its first tool call (building one parses the domain's
     database: 0.1-0.3 s), and the agent's system prompt."""
 
-    build: Callable[[], Any]
+    build: Callable[[], Tau2Environment]
     system_prompt: str
-    _environment: Any = None
+    _environment: Tau2Environment | None = None
 
-    def execute(self, call: Any) -> tuple[str, bool]:
+    def execute(self, call: ToolCall) -> tuple[str, bool]:
         if self._environment is None:
             self._environment = self.build()
         return self._environment.execute(call)
 
 
-def conversation_of(trajectory: Any) -> list[Any]:
-    """The agent's messages and tool results of a trajectory (or its view), from its steps:
+def conversation_of(trajectory: Trajectory) -> list[Message]:
+    """The agent's messages and tool results of a trajectory, from its steps:
     what τ²'s reward reads (the users' texts carry no calls in these domains). A step whose
     calls have no results (the agent's stop in a message with calls: none ran) has no tool
     messages after it."""
@@ -84,46 +90,63 @@ def _release(source: str) -> Tau2Release:
 
 class Tau2:
     name = "tau2"
+    version = "1"
     categories = DOMAINS
+    single_step: frozenset[str] = frozenset()
     variants = ("baseline", "system-permission", "no-tools-visible")
     """What the agent-user loop (`loop`) applies: a variant's system message (its preamble,
     before τ²'s system prompt) and its case adjustment (no tools offered, gold `tool_call` as
     `refuse`). It runs no probe, so `sri`, `sri-gate` (halt seam) and `cri-retry` (call seam)
     would run as baseline: refused."""
-    opens_as: dict[str, str] = {}
+    opens_as: Mapping[str, str] = {}
+    case_settings = Tau2Cases
+    loop_settings = Tau2Loop
+    policies = POLICIES
 
     def load_cases(self, source: str | Path, category: str,
-                   ask_gold: str = DEFAULT_ASK_GOLD) -> list[Any]:
-        """The domain's tasks as cases; `ask_gold`: the config's choice of `ask` tasks."""
+                   settings: Tau2Cases = DEFAULT_CASES) -> list[Case]:
+        """The domain's tasks as cases; `settings.ask_gold`: the config's choice of `ask`
+        tasks."""
         release = _release(str(source))
         domain = check_domain(category)
         env = Tau2Environment(release, domain)
         return normalize_tasks(domain, release.tasks(domain), env.tools(), env.write_tools(),
                                file=release.member(domain, "tasks.json"),
                                artifact=release.wheel.name, artifact_sha256=release.sha256,
-                               ask_gold=ask_gold)
+                               ask_gold=settings.ask_gold)
 
-    def environment(self, source: str | Path, case: Any) -> Session:
+    def environment(self, source: str | Path, case: Case) -> Session:
         release = _release(str(source))
         domain = case.environment["domain"]
         return Session(partial(Tau2Environment, release, domain, case.environment["task"]),
                        SYSTEM_PROMPT.format(instruction=AGENT_INSTRUCTION,
                                             policy=release.policy(domain)))
 
-    def gold(self, source: str | Path, case: Any) -> dict[str, Any]:
+    def gold(self, source: str | Path, case: Case) -> Tau2Gold:
         """The database hashes after replaying the task's reference actions (τ²'s rule; a
         task without evaluation criteria has none)."""
         task = case.environment["task"]
         db, user = (None, None) if task.get("evaluation_criteria") is None else \
             gold_hashes(_release(str(source)), task, case.environment["domain"])
-        return {"case_id": case.id, "category": case.category, "db_hash": db,
-                "user_db_hash": user}
+        return Tau2Gold(case_id=case.id, category=case.category, db_hash=db, user_db_hash=user)
 
-    def read_gold(self, path: str | Path) -> dict[str, Any]:
-        with open(path, encoding="utf-8") as handle:
-            return {row["case_id"]: row for row in map(json.loads, handle)}
+    def gold_key(self, source: str | Path, case: Case) -> str:
+        """What `gold` reads of the case, as τ² reads a task: the domain, whether the task
+        has evaluation criteria, its initial state and its reference actions."""
+        task = task_as_read(_release(str(source)), case.environment["task"])
+        criteria = task["evaluation_criteria"]
+        return sha256_bytes(dumps({
+            "domain": case.environment["domain"], "initial_state": task["initial_state"],
+            "actions": None if criteria is None else criteria["actions"]}).encode())
 
-    def score(self, source: str | Path, case: Any, trajectory: Any, gold: Any) -> Any:
+    def gold_as(self, row: Tau2Gold, case: Case) -> Tau2Gold:
+        return row.replace(case_id=case.id, category=case.category)
+
+    def read_gold(self, path: str | Path) -> RecordIndex[Tau2Gold]:
+        return RecordIndex(path, Tau2Gold, "case_id")
+
+    def score(self, source: str | Path, case: Case, trajectory: Trajectory,
+              gold: Tau2Gold | None) -> Score:
         """τ²'s reward of the trajectory (`score.Tau2Scorer`); passed iff reward 1. An
         infrastructure outcome is not scored; a limit (`max_steps`, `too_many_errors`) is
         scored as τ² scores it (reward 0)."""
@@ -140,8 +163,8 @@ class Tau2:
         verdict = score_trajectory(_release(str(source)), case.environment["domain"],
                                    case.environment["task"], conversation_of(trajectory),
                                    trajectory.termination or "agent_error",
-                                   None if not gold or gold.get("db_hash") is None
-                                   else (gold["db_hash"], gold.get("user_db_hash")), replayed)
+                                   None if gold is None or gold.db_hash is None
+                                   else (gold.db_hash, gold.user_db_hash), replayed)
         passed = verdict.reward == 1.0
         error_type = None
         if not passed:
@@ -156,41 +179,39 @@ class Tau2:
         return Score(**common, scored=True, passed=passed, error_type=error_type,
                      error_message=verdict.reason, details=details)
 
-    def units(self, case: Any, trajectory: Any, score: Any,
-              profile: Any) -> list[dict[str, Any]]:
+    def units(self, case: Case, trajectory: Trajectory, score: Score,
+              profile: Profile) -> list[dict[str, object]]:
         """The write units (`writes`), each with its structural reading (its confirm
         verdict)."""
         return write_units(case, trajectory, score, profile)
 
-    def structural(self, case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
+    def structural(self, case: Case, trajectory: Trajectory,
+                   score: Score) -> dict[str, bool | None]:
         """The published structural reading of each of the case's gold classes
         (`structural`)."""
         return structural_hits(case, trajectory, score)
 
-    policies = POLICIES
-
-    def import_run(self, source: str | Path, options: Any, model: str, category: str,
-                   cases: list[Any], settings: Any) -> Any:
+    def import_run(self, source: str | Path, options: ReplayOptions, model: str,
+                   category: str, cases: list[Case], settings: Tau2Cases) -> ImportedRun:
         """A published τ² run (τ²'s results files under `options.path`, `published`): the
         cases come from the tasks embedded in its file, not from `cases`."""
         return import_category(options.path, _release(str(source)), model, category,
-                               options.pairing, settings.get("ask_gold", DEFAULT_ASK_GOLD))
+                               options.pairing, settings.ask_gold)
 
-    def loop(self, options: dict[str, Any], user_backend: Any, source: str | Path) -> Any:
+    def loop(self, settings: Tau2Loop, user: Backend | None, source: str | Path) -> Loop:
         """The agent-user loop with the config's limits and user (`reference`, else the
         backend playing the user)."""
-        if options.get("user", REFERENCE) == REFERENCE:
-            user: Any = ReferenceUser()
-            identity = user.identity()
+        played: User
+        if settings.user_model() is None:
+            played = ReferenceUser()
+            identity = played.identity()
         else:
-            if user_backend is None:
-                raise ValueError(f"τ² user {options['user']!r}: no backend plays the user "
+            if user is None:
+                raise InputError(f"τ² user {settings.user!r}: no backend plays the user "
                                  "(generate --user-spec)")
-            user = LlmUser(_release(str(source)).guidelines(), options.get("user_params") or {})
-            identity = recorded_identity(user_backend.identity())
-        return partial(conversation, user=user, user_identity=identity,
-                       max_steps=options.get("max_steps", 200),
-                       max_errors=options.get("max_errors", 10))
+            played = LlmUser(_release(str(source)).guidelines(), dict(settings.user_params))
+            identity = recorded_identity(user.identity())
+        return partial(conversation, user=played, user_identity=identity,
+                       max_steps=settings.max_steps, max_errors=settings.max_errors)
 
-
-BENCHMARK = Tau2()
+BENCHMARK: Benchmark[Tau2Gold, Tau2Cases, Tau2Loop] = Tau2()

@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcalib.benchmarks import ImportedRun
-from toolcalib.benchmarks.tau2.environment import Tau2Environment
+from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
 from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.loop import AGENT_STOP, GREETING
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release
 from toolcalib.benchmarks.tau2.score import TERMINATIONS
 from toolcalib.benchmarks.tau2.user import is_stop
-from toolcalib.jsonio import InputError, dumps, sha256_file
+from toolcalib.jsonio import InputError, sha256_file
 from toolcalib.records import (
     Case,
     Emission,
@@ -126,7 +126,8 @@ def read_run(path: str | Path) -> Run:
 
 
 def check_release(run: Run, release: Tau2Release) -> dict[str, bool]:
-    """Task id -> whether the embedded task equals the pinned release's; raises when the
+    """Task id -> whether the embedded task is the pinned release's as τ² reads tasks
+    (`task_as_read`); raises when the
     file's policy is not the pinned release's."""
     policy = (run.info.get("environment_info") or {}).get("policy")
     pinned = release.policy(run.domain)
@@ -136,8 +137,9 @@ def check_release(run: Run, release: Tau2Release) -> dict[str, bool]:
         raise InputError(f"{run.path}: field 'info.environment_info.policy': not the pinned "
                          f"release's {run.domain} policy ({release.wheel.name}); first "
                          f"difference at character {where}")
-    tasks = {task["id"]: dumps(task) for task in release.tasks(run.domain)}
-    return {task_id: tasks.get(task_id) == dumps(task) for task_id, task in run.tasks.items()}
+    tasks = {task["id"]: task_as_read(release, task) for task in release.tasks(run.domain)}
+    return {task_id: tasks.get(task_id) == task_as_read(release, task)
+            for task_id, task in run.tasks.items()}
 
 
 @dataclass(frozen=True)
