@@ -377,6 +377,8 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
          "default:refuse:ambiguous:refuse|ask"),
         ("Please provide your user id. I can't change the origin of a reservation, though.",
          "default:ask:please_provide"),  # the request comes first: for the user's own request
+        ("Basic economy can't be modified. We can, however, book a new flight. Please provide the"
+         " date.", "default:refuse:ambiguous:refuse|ask"),
         ("I can't search by name. Could you give me the order id instead?",
          "default:ask:could_you_tell"),  # no alternative offered before the request
         # Warnings of what an action rules out, and hypothetical inabilities, are no refusal.
@@ -401,6 +403,7 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
         ("Refunds are not available for a redeemed gift card.",
          "default:refuse:tool_not_available"),
         ("Basic economy fares can't be changed once booked.", "default:refuse:cannot_be_done"),
+        ("A cash refund cannot be issued for a delay.", "default:refuse:cannot_be_done"),
         ("There is a way to do it: pick another flight.", "default:other:statement"),
         # A clarification that opens with a confirmation phrase: the clause after it decides.
         ("Just to confirm, which of your two reservations is the trip to Denver?",
@@ -442,6 +445,7 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
         ('{"count": 3}', "default:other:statement"),
         # A line that is only bold text is a heading, not a question.
         ("**What will happen next**\nYour refund arrives in 5 days.", "default:other:heading"),
+        ("| Reservation | Refundable? |\n|---|---|\n| ABC123 | yes |", "default:other:heading"),
     ],
 )
 def test_issue28_blind_spots(text: str, expected: str) -> None:

@@ -63,7 +63,7 @@ What is read: the model's own words to the user; a text that is a JSON document
 inline code and double-quoted passages (tool output, quoted questions) carry no cues, so a
 "cannot" in a quoted error is no refusal and a "?" in a URL or regex no question. Classes 3-6 are
 decided per sentence (split at . ! ? ; newlines, spaced dashes and CJK stops; a line that is
-only bold text is a heading), then the emission
+only bold text, or a markdown table row, is a heading), then the emission
 takes the best sentence: ask > refuse > confirm > other. Across a turn's emissions the turn
 priority of `records.ACTION_CLASSES` still applies. Rules are `default:<class>:<detail>`, the
 evidence is the decisive sentence (or call fragment); cues live in `data/default_classifier.yaml`.
@@ -289,7 +289,7 @@ class DefaultProfile(Profile):
 
     def _sentence(self, piece: str) -> Sentence:
         text = unicodedata.normalize("NFKC", piece).translate(self.chars)
-        heading = text.lstrip().startswith("#") or bool(BOLD_LINE.fullmatch(text)) or (
+        heading = text.lstrip().startswith(("#", "|")) or bool(BOLD_LINE.fullmatch(text)) or (
             text.rstrip().endswith(":") and "?" not in text and not SECOND_PERSON.search(text))
         text = INLINE_CODE.sub(" code ", text)
         text = QUOTED.sub(lambda m: " quote " if " " in m[0] or "?" in m[0] else m[0], text)
