@@ -148,6 +148,10 @@ CASES = [
     ("May I have your email?", "default:ask:can_i_have"),
     ("Please confirm your email address.", "default:ask:confirm_value"),
     ("Please confirm which card you want to use.", "default:ask:confirm_which"),
+    ("Confirm the dates and choose which card to use.", "default:ask:choose_which"),
+    ("Please reply with the new item ids.", "default:ask:reply_with_value"),
+    ("Which card from your profile should be charged", "default:ask:wh"),  # no question mark
+    ("1. Choose the right tool for the job.", "default:other:statement"),  # an instruction
     ("Could you confirm the order ID?", "default:ask:confirm_value"),
     ("Let me know which flight you prefer.", "default:ask:let_me_know_which"),
     ("Tell me if you want the PDF or the DOCX.", "default:ask:let_me_know_choice"),
