@@ -321,9 +321,9 @@ def test_infrastructure_outcomes_are_not_scored(outcome: str, scored: bool) -> N
 
 def test_trajectory_must_match_its_case() -> None:
     case = make_case(["ask"], 0)
-    with pytest.raises(ValueError, match="is not case"):
+    with pytest.raises(InputError, match="is not case"):
         classify_trajectory(make_trajectory([[]]).replace(**{"case_id": "c2"}), case, PAPER)
-    with pytest.raises(ValueError, match=r"turns \[1\] are not in the case"):
+    with pytest.raises(InputError, match=r"turns \[1\] are not in the case"):
         classify_trajectory(make_trajectory([[], []]), case, PAPER)
 
 

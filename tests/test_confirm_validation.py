@@ -18,6 +18,7 @@ from toolcalib.classify import confirm_validation as cv
 from toolcalib.classify.confirm import ConfirmVerdict
 from toolcalib.classify.confirm_judge import load_confirm_rubric
 from toolcalib.classify.profiles import get_profile
+from toolcalib.jsonio import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "confirm_corpus.jsonl"
@@ -48,10 +49,10 @@ def test_bad_rows_name_their_line(tmp_path):
     good = json.loads(CORPUS.read_text("utf-8").splitlines()[0])
     path = tmp_path / "corpus.jsonl"
     path.write_text(json.dumps({**good, "messages": good["messages"] * 11}) + "\n")
-    with pytest.raises(ValueError, match=r"corpus.jsonl:1: (?s:.*)at most 10 items"):
+    with pytest.raises(InputError, match=r"corpus.jsonl:1: (?s:.*)at most 10 items"):
         cv.load_confirm_corpus(path)
     path.write_text(json.dumps({**good, "confirmed": None}) + "\n")
-    with pytest.raises(ValueError, match="corpus.jsonl:1"):
+    with pytest.raises(InputError, match="corpus.jsonl:1"):
         cv.load_confirm_corpus(path)
 
 

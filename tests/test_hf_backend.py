@@ -24,6 +24,7 @@ from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
+from toolcalib.jsonio import InputError
 from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
 from toolcalib.records import Emission, Message, ToolCall, docs_json  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
@@ -291,7 +292,7 @@ def test_context_overflow_is_an_outcome_never_a_truncation(smollm2_dir, bfcl_rel
 
 @pytest.mark.slow
 def test_native_mode_needs_a_template_that_renders_tools(smollm2_dir):
-    with pytest.raises(ValueError, match="does not render tools; use tools_mode 'prompt'"):
+    with pytest.raises(InputError, match="does not render tools; use tools_mode 'prompt'"):
         _backend(smollm2_dir, tools_mode="native")
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from toolcalib.backends.base import MACHINE_FACTS
 from toolcalib.backends.hf_kernels import PORTABLE, check, cpu_vendor
+from toolcalib.jsonio import InputError
 
 X86 = platform.machine() in ("x86_64", "AMD64")
 EMULATED = {"intel": "max,vendor=GenuineIntel", "amd": "max,vendor=AuthenticAMD"}
@@ -29,11 +30,12 @@ def test_make_backend_sets_the_variables_before_torch_loads(tmp_path: Path) -> N
 import os, sys
 from toolcalib.backends import make_backend
 from toolcalib.config import ModelSpec
+from toolcalib.jsonio import InputError
 spec = ModelSpec(name="m", backend="transformers",
                  options={{"model_dir": {str(tmp_path)!r}, "kernels": "portable"}})
 try:
     make_backend(spec)
-except FileNotFoundError:  # no converted model there: torch has loaded by now
+except InputError:  # no converted model there: torch has loaded by now
     pass
 import torch
 print(torch.backends.cpu.get_cpu_capability())
@@ -51,12 +53,12 @@ def test_a_process_without_the_variables_is_refused(monkeypatch: pytest.MonkeyPa
     for key in PORTABLE:
         monkeypatch.delenv(key, raising=False)
     check("m", "native", "AVX512")
-    with pytest.raises(ValueError, match="ATEN_CPU_CAPABILITY=avx2 .*MKL_CBWR=COMPATIBLE"):
+    with pytest.raises(InputError, match="ATEN_CPU_CAPABILITY=avx2 .*MKL_CBWR=COMPATIBLE"):
         check("m", "portable", "AVX2")
     for key, value in PORTABLE.items():
         monkeypatch.setenv(key, value)
     check("m", "portable", "AVX2")
-    with pytest.raises(ValueError, match="torch dispatches to AVX512"):
+    with pytest.raises(InputError, match="torch dispatches to AVX512"):
         check("m", "portable", "AVX512")
 
 

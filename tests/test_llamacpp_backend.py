@@ -14,7 +14,7 @@ from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.generate import run_case  # noqa: E402
-from toolcalib.jsonio import write_json  # noqa: E402
+from toolcalib.jsonio import InputError, write_json  # noqa: E402
 from toolcalib.models import SOURCES, ModelManifest  # noqa: E402
 from toolcalib.records import Emission, Message, docs_json  # noqa: E402
 from toolcalib.store import ResponseStore, StoredBackend  # noqa: E402
@@ -32,7 +32,7 @@ def test_a_converted_folder_is_refused(tmp_path):
     write_json(tmp_path / "toolcalib-model.json", ModelManifest(
         gguf_file="m.gguf", gguf_sha256="0" * 64, gguf_bytes=1, packages=["a==1"],
         members=["m"], dtype="bfloat16", files={}, versions={}))
-    with pytest.raises(ValueError, match="holds converted weights, not the GGUF"):
+    with pytest.raises(InputError, match="holds converted weights, not the GGUF"):
         _backend(tmp_path)
 
 
@@ -126,7 +126,7 @@ def test_context_overflow_is_an_answer_never_a_truncation(smollm2_gguf_dir):
     assert isinstance(answers[0], Emission) and answers[0].output_tokens > 0
     assert isinstance(answers[1], ContextOverflow)
     assert "exceeds the context window of 64" in str(answers[1])
-    with pytest.raises(ValueError, match="exceeds the GGUF's trained context of 8192"):
+    with pytest.raises(InputError, match="exceeds the GGUF's trained context of 8192"):
         _backend(smollm2_gguf_dir, context_window=9000)
-    with pytest.raises(ValueError, match="does not render tools; use tools_mode 'prompt'"):
+    with pytest.raises(InputError, match="does not render tools; use tools_mode 'prompt'"):
         _backend(smollm2_gguf_dir, tools_mode="native")

@@ -27,6 +27,7 @@ from toolcalib.backends.openai import (
     retry_after,
 )
 from toolcalib.config import ModelSpec
+from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message, ToolCall
 from toolcalib.store import ResponseStore, StoredBackend
 
@@ -95,9 +96,9 @@ def test_identity_and_errors_never_hold_the_key(monkeypatch):
 
 def test_bad_options_and_missing_key_are_named(monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
-    with pytest.raises(ValueError, match=f"{KEY_ENV} .api_key_env. is not set"):
+    with pytest.raises(InputError, match=f"{KEY_ENV} .api_key_env. is not set"):
         backend("http://127.0.0.1:1/v1", api_key_env=KEY_ENV)
-    with pytest.raises(ValueError, match="option 'max_concurency'"):
+    with pytest.raises(InputError, match="option 'max_concurency'"):
         backend("http://127.0.0.1:1/v1", max_concurency=2)
 
 

@@ -135,7 +135,7 @@ def test_a_record_built_wrong_is_not_written(tmp_path: Path) -> None:
 
 def test_a_case_with_bad_docs_names_them() -> None:
     case = make_case_with_docs([]).replace(tools_json=msgspec.Raw(b'{"name": "f"}'))
-    with pytest.raises(ValueError, match=r"case c1: field 'tools': Expected `array`"):
+    with pytest.raises(InputError, match=r"case c1: field 'tools': Expected `array`"):
         assert case.tools
 
 

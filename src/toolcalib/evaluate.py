@@ -1,8 +1,8 @@
-"""Classify and score one run (model, variant, benchmark), one category file at a time.
+"""Classify and score one category of a run (model, variant, benchmark).
 
-Trajectories, cases and gold traces are read as records (`records.Trajectory`, `records.Case`,
-`records.GoldTrace`: decoded and checked by msgspec in one pass each); a case or gold line only
-when a trajectory of the file needs it (`jsonio.RecordIndex`), each once.
+Trajectories and cases are read as records (`records.Trajectory`, `records.Case`: decoded and
+checked by msgspec in one pass each), a case line only when a trajectory of the file needs it
+(`jsonio.RecordIndex`), each once; the gold file is read by the benchmark (`read_gold`).
 """
 
 from __future__ import annotations

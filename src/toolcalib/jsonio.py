@@ -1,4 +1,5 @@
-"""Canonical JSON: sorted keys, stable bytes, atomic writes, errors that name file/line/field.
+"""Canonical JSON (stable bytes: a record in its field order, any other object with sorted
+keys), atomic writes, errors that name file/line/field.
 
 Records (`records.Record`, msgspec structs) are read line by line with msgspec's decoder for
 their class: one pass that parses and checks. A line msgspec cannot hold as JSON (a number

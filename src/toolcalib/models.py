@@ -24,7 +24,7 @@ from pydantic import Field, model_validator
 
 from toolcalib.config import StrictModel
 from toolcalib.fetch import FetchError, download
-from toolcalib.jsonio import sha256_file, write_json
+from toolcalib.jsonio import InputError, sha256_file, write_json
 
 MANIFEST = "toolcalib-model.json"
 MANIFEST_FORMAT = 1
@@ -168,6 +168,6 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
 def read_manifest(model_dir: str | Path) -> ModelManifest:
     path = Path(model_dir) / MANIFEST
     if not path.is_file():
-        raise FileNotFoundError(f"{model_dir} is not a converted model folder (no {MANIFEST}); "
-                                "build it with `toolcalib model`")
+        raise InputError(f"{model_dir} is not a converted model folder (no {MANIFEST}); "
+                         "build it with `toolcalib model`")
     return ModelManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from toolcalib.backends.base import Answer, Backend, InfrastructureError, Request
-from toolcalib.jsonio import builtins, decoder, dumps, sha256_bytes
+from toolcalib.jsonio import InputError, builtins, decoder, dumps, sha256_bytes
 from toolcalib.records import Emission, Message
 
 FORMAT = "1"
@@ -90,7 +90,7 @@ class ResponseStore:
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
         found = self._db.execute("SELECT value FROM meta WHERE name='format'").fetchone()[0]
         if found != FORMAT:
-            raise ValueError(f"{self.path}: response store format {found}, expected {FORMAT}")
+            raise InputError(f"{self.path}: response store format {found}, expected {FORMAT}")
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -7,15 +7,15 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from toolcalib.backends.base import Backend
-from toolcalib.config import ModelSpec
+from toolcalib.config import ModelSpec, model_options
 from toolcalib.registry import Registry
 
 BACKENDS: Registry[Callable[[ModelSpec], Backend]] = Registry("backend", {
     "policy": "toolcalib.backends.policy:make", "openai": "toolcalib.backends.openai:make",
     "replay": "toolcalib.backends.replay:make", "transformers": "toolcalib.backends.hf:make",
     "llamacpp": "toolcalib.backends.llamacpp:make"})
-"""Backend name -> its `make`; adding a backend is one module + one entry (imported lazily, so
-optional dependencies stay optional)."""
+"""Backend name -> its `make` (imported lazily, so optional dependencies stay optional); adding
+a backend is its module, its options model and one entry here and one in `OPTIONS`."""
 OPTIONS: Registry[type[BaseModel]] = Registry("backend", {
     "policy": "toolcalib.backends.policy:PolicyOptions",
     "openai": "toolcalib.backends.openai_options:OpenAIOptions",
@@ -31,5 +31,5 @@ def make_backend(spec: ModelSpec) -> Backend:
     where = f"model '{spec.name}'"
     options_model = OPTIONS.load(spec.backend, where)
     if hasattr(options_model, "prepare_process"):
-        options_model.model_validate(spec.options).prepare_process()
+        model_options(options_model, spec).prepare_process()
     return BACKENDS.load(spec.backend, where)(spec)

@@ -41,7 +41,7 @@ from typing import Any
 from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.backends.hf_kernels import check, cpu_vendor
 from toolcalib.backends.hf_options import Options
-from toolcalib.config import ModelSpec
+from toolcalib.config import ModelSpec, model_options
 from toolcalib.jsonio import dumps
 from toolcalib.models import read_manifest
 
@@ -152,7 +152,8 @@ class TransformersBackend:
 def resolve_dtype(requested: str, kernels: str = "native") -> str:
     """The compute dtype: `auto` is bfloat16 where the kernels compute it natively (AVX512-BF16
     or AMX: oneDNN's bfloat16 GEMM, 2-2.5x float32's on one thread here) and float32 elsewhere
-    (without it bfloat16 is emulated, 6x slower on AVX2), as under `kernels: avx2`."""
+    (without it bfloat16 is emulated, 6x slower on AVX2) and always under `kernels: portable`
+    (the AVX2 family, `hf_kernels`)."""
     if requested != "auto":
         return requested
     native = kernels == "native" and (torch.cpu._is_avx512_bf16_supported()
@@ -172,4 +173,4 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
 
 
 def make(spec: ModelSpec) -> TransformersBackend:
-    return TransformersBackend(spec.name, Options.model_validate(spec.options))
+    return TransformersBackend(spec.name, model_options(Options, spec))

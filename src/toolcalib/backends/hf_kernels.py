@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 import sys
 
+from toolcalib.jsonio import InputError
+
 PORTABLE = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
             "MKL_CBWR": "COMPATIBLE"}
 """What `kernels: portable` sets: the variables each library reads once, when it loads."""
@@ -42,7 +44,7 @@ def check(model: str, kernels: str, capability: str) -> None:
     if capability == "AVX2" and not unset:
         return
     needed = " ".join(f"{key}={value}" for key, value in PORTABLE.items())
-    raise ValueError(
+    raise InputError(
         f"model '{model}': kernels 'portable' needs {needed} in the environment before torch "
         f"loads, on a CPU with AVX2 (torch dispatches to {capability}; not set: "
         f"{', '.join(unset) or 'none'}). toolcalib's commands set them when a process's first "

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from jinja2 import TemplateError
 
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, Request
+from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message
 
 ToolsMode = Literal["native", "prompt"]
@@ -149,5 +150,5 @@ def chunk_cuts(prompt: list[int], chunk: int, cut_ids: set[int]) -> list[int]:
 def check_tools_mode(tokenizer: Any, mode: ToolsMode, name: str, model_dir: str) -> None:
     """`native` mode needs a chat template that renders tools."""
     if mode == "native" and "tools" not in (tokenizer.chat_template or ""):
-        raise ValueError(f"model '{name}': the chat template of {model_dir} does not "
+        raise InputError(f"model '{name}': the chat template of {model_dir} does not "
                          "render tools; use tools_mode 'prompt'")

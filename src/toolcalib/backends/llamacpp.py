@@ -48,7 +48,8 @@ from toolcalib.backends.hf_prompt import (
     request_prompt,
 )
 from toolcalib.backends.llamacpp_options import LlamaCppOptions
-from toolcalib.config import ModelSpec
+from toolcalib.config import ModelSpec, model_options
+from toolcalib.jsonio import InputError
 from toolcalib.models import GGUF_DTYPE, read_manifest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -68,7 +69,7 @@ class LlamaCppBackend:
         self.name, self.options = name, options
         self.manifest = read_manifest(options.model_dir)
         if self.manifest.dtype != GGUF_DTYPE:
-            raise ValueError(f"model '{name}': {options.model_dir} holds converted weights, not "
+            raise InputError(f"model '{name}': {options.model_dir} holds converted weights, not "
                              "the GGUF (`toolcalib model --keep-gguf` builds the folder)")
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
         check_tools_mode(self.tokenizer, options.tools_mode, name, options.model_dir)
@@ -81,7 +82,7 @@ class LlamaCppBackend:
         self.window = self.llm.context_params.n_ctx  # llama.cpp may allocate a bit more
         self.chunk = self.llm.n_batch  # `n_batch`, or the window if smaller
         if self.window > self.llm._model.n_ctx_train():
-            raise ValueError(f"model '{name}': context_window {self.window} exceeds the GGUF's "
+            raise InputError(f"model '{name}': context_window {self.window} exceeds the GGUF's "
                              f"trained context of {self.llm._model.n_ctx_train()}")
         vocab = self.llm._model.vocab
         self.stop_ids = {i for i in range(self.llm.n_vocab())
@@ -184,4 +185,4 @@ def cpu_features() -> str:
 
 
 def make(spec: ModelSpec) -> LlamaCppBackend:
-    return LlamaCppBackend(spec.name, LlamaCppOptions.model_validate(spec.options))
+    return LlamaCppBackend(spec.name, model_options(LlamaCppOptions, spec))

@@ -23,12 +23,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import httpx
-from pydantic import ValidationError
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages
 from toolcalib.backends.openai_options import OpenAIOptions
-from toolcalib.config import ModelSpec
+from toolcalib.config import ModelSpec, model_options
+from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message, ToolCall
 
 REQUEST_FORMAT = 2
@@ -135,19 +135,14 @@ class OpenAIBackend:
     cacheable = True
 
     def __init__(self, spec: ModelSpec):
-        try:
-            self.options = OpenAIOptions.model_validate(spec.options)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ValueError(f"model '{spec.name}': option '{'.'.join(map(str, first['loc']))}'"
-                             f": {first['msg']}") from None
+        self.options = model_options(OpenAIOptions, spec)
         self.name = spec.name
         headers = {}
         self._secret = None
         if self.options.api_key_env:
             self._secret = os.environ.get(self.options.api_key_env)
             if not self._secret:
-                raise ValueError(f"model '{spec.name}': environment variable "
+                raise InputError(f"model '{spec.name}': environment variable "
                                  f"{self.options.api_key_env} (api_key_env) is not set")
             headers["Authorization"] = f"Bearer {self._secret}"
         limit = self.options.max_concurrency

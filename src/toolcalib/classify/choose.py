@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from toolcalib.classify.base import Profile
 from toolcalib.classify.profiles import get_profile
+from toolcalib.jsonio import InputError
 
 JUDGE = "judge"
 """The judge profile's name (`JudgeProfile.name`)."""
@@ -23,6 +24,6 @@ def choose_profile(name: str, judge_spec: str | None = None,
     from toolcalib.config import parse_model_spec
 
     if judge_spec is None or store is None:
-        raise ValueError("profile 'judge' needs a judge model (--judge-spec; config `judge`) "
+        raise InputError("profile 'judge' needs a judge model (--judge-spec; config `judge`) "
                          "and a response store (--store)")
     return make_judge(parse_model_spec(judge_spec, "--judge-spec"), store)

@@ -37,6 +37,7 @@ from toolcalib.classify.base import EmissionAction, Profile
 from toolcalib.classify.default import WORD, strip_reasoning
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec, StrictModel
+from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
 
@@ -174,6 +175,6 @@ def make_judge(spec: ModelSpec, store: str) -> JudgeProfile:
     """The judge profile over `spec`'s backend, every request through the response store."""
     backend = make_backend(spec)
     if not backend.cacheable:
-        raise ValueError(f"judge model '{spec.name}': backend '{spec.backend}' is a reference "
+        raise InputError(f"judge model '{spec.name}': backend '{spec.backend}' is a reference "
                          "policy, not a model that can judge")
     return JudgeProfile(StoredBackend(backend, ResponseStore(store)), batch_size=spec.batch_size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.classify.base import EMPTY, EmissionAction, Profile, turn_action
+from toolcalib.jsonio import InputError
 from toolcalib.records import ACTION_COLUMNS, MODEL_OUTCOMES
 
 __all__ = ["ACTION_COLUMNS", "UNREACHED", "action_rows", "classify_trajectory"]
@@ -30,14 +31,14 @@ def action_rows(trajectory: Trajectory, case: Case,
     """`classify_trajectory`'s rows as plain dicts, for tables: built from validated records,
     so validating each row again (most of the cost of classifying a run) is skipped."""
     if (trajectory.benchmark, trajectory.case_id) != (case.benchmark, case.id):
-        raise ValueError(
+        raise InputError(
             f"trajectory {trajectory.benchmark}/{trajectory.case_id} is not case"
             f" {case.benchmark}/{case.id}"
         )
     traces = {trace.index: trace for trace in trajectory.turns}
     extra = sorted(set(traces) - {turn.index for turn in case.turns})
     if extra and not case.open_turns:
-        raise ValueError(f"trajectory {trajectory.case_id}: turns {extra} are not in the case")
+        raise InputError(f"trajectory {trajectory.case_id}: turns {extra} are not in the case")
     last = case.turns[-1]
     turn_golds = [(turn.index, turn.gold_action) for turn in case.turns] + \
         [(index, last.gold_action) for index in extra]

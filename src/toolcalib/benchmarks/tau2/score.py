@@ -47,6 +47,7 @@ from typing import Any
 from toolcalib.benchmarks.tau2.environment import Tau2Environment, tau2_module, write_tools
 from toolcalib.benchmarks.tau2.loop import AGENT_STOP
 from toolcalib.benchmarks.tau2.release import Tau2Release, check_domain
+from toolcalib.jsonio import InputError
 from toolcalib.records import Message, ToolCall
 
 TERMINATIONS = ("agent_stop", "user_stop", "judge_stop", "max_steps", "too_many_errors",
@@ -62,7 +63,7 @@ STOP_WITH_CALLS = ("the agent stopped (###STOP###) in a message with tool calls:
                    "result (its own run raises before evaluating)")
 
 
-class Tau2TrajectoryError(ValueError):
+class Tau2TrajectoryError(InputError):
     """The trajectory cannot be replayed: a tool message without its call, a call without its
     tool message, or a recorded result the replay does not reproduce."""
 
@@ -108,7 +109,7 @@ class Tau2Scorer:
         """`replayed`: the database hashes after every call of the trajectory, when its
         import already replayed them on a fresh environment (a published run's)."""
         if termination not in TERMINATIONS:
-            raise ValueError(f"unknown τ² termination '{termination}' "
+            raise InputError(f"unknown τ² termination '{termination}' "
                              f"(known: {', '.join(TERMINATIONS)})")
         unrun = stop_calls(messages, termination)
         calls = paired_calls(messages[:-1] if unrun else messages)
@@ -126,7 +127,7 @@ class Tau2Scorer:
         basis = list(DEFAULT_REWARD_BASIS if basis is None else basis)
         unsupported = sorted(set(basis) - SUPPORTED_BASIS)
         if unsupported or criteria.get("env_assertions"):
-            raise ValueError(f"task {task.get('id')}: reward basis {unsupported or basis} with "
+            raise InputError(f"task {task.get('id')}: reward basis {unsupported or basis} with "
                              f"env assertions {criteria.get('env_assertions')} is not scored")
         if unrun and not _no_replay(criteria):
             return Tau2Score(0.0, None, None, matched, STOP_WITH_CALLS)
