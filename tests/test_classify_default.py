@@ -408,6 +408,9 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
          "default:refuse:tool_not_available"),
         ("Basic economy fares can't be changed once booked.", "default:refuse:cannot_be_done"),
         ("A cash refund cannot be issued for a delay.", "default:refuse:cannot_be_done"),
+        ("Even upgraded, it still won't be eligible for a refund.", "default:refuse:not_eligible"),
+        ("A birthday does not qualify for a refund.", "default:refuse:not_eligible"),
+        ("I don't have the capability to add notes.", "default:refuse:first_person"),
         ("There is a way to do it: pick another flight.", "default:other:statement"),
         # A clarification that opens with a confirmation phrase: the clause after it decides.
         ("Just to confirm, which of your two reservations is the trip to Denver?",
