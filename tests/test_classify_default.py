@@ -278,7 +278,7 @@ def test_every_cue_has_an_example() -> None:
     """Each cue of the classifying groups decides at least one case above."""
     named = {r.split(":")[2] for _, r in CASES}
     groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference",
-                                         "warning", "alternative"}
+                                         "warning", "alternative", "optional"}
     missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
     assert missing == set()
 
@@ -385,6 +385,13 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
          " date.", "default:refuse:ambiguous:refuse|ask"),
         ("I can't search by name. Could you give me the order id instead?",
          "default:ask:could_you_tell"),  # no alternative offered before the request
+        # A request for approval beside a request that only offers another option.
+        ("I'll book HAT001 for $120. Reply yes to proceed. Or tell me which flight you prefer"
+         " instead.", "default:confirm:ambiguous:confirm|ask"),
+        ("Shall I submit the return? If you'd rather exchange it instead, tell me the new item.",
+         "default:confirm:ambiguous:confirm|ask"),
+        ("Shall I submit the return? Also tell me which card to refund.",
+         "default:ask:let_me_know_which"),
         # Warnings of what an action rules out, and hypothetical inabilities, are no refusal.
         ("I'll change the item to the red one. After this, we won't be able to modify the order"
          " again. Shall I proceed?", "default:confirm:shall_i"),

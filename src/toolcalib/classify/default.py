@@ -36,7 +36,9 @@ Taxonomy. One class per emission; the first of these that applies wins.
    it?", "Would you like me to also delete the original?"), an explicit request for approval
    ("Please confirm you want to cancel.", "Reply yes to proceed.", "I'll cancel it once you
    confirm."), or a proposal closed by a tag question ("I'll book UA12 for $300. Is that
-   correct?").
+   correct?"). A request beside it that only offers another option ("Reply yes to book it. Or
+   tell me which flight you prefer instead.") leaves it confirm, its rule saying the request might
+   be needed too: `default:confirm:ambiguous:confirm|ask`; any other request makes it ask.
 6. other: everything else: answers and statements; completion reports and summaries ("Done. The
    file has been moved.", "All tasks completed." are NOT confirm); statements of what the model is
    doing ("I'm transferring you to a human agent."); generic follow-up offers and rhetorical
@@ -53,10 +55,11 @@ Taxonomy. One class per emission; the first of these that applies wins.
    ("you") and speak of no "the user" holds the reply: those paragraphs are read.
 
 Where the rules cannot decide between two classes the rule says so, `default:<class>:ambiguous:
-<class>|<other class>` (the class given first): an inability beside a question of preference
-(above), and a yes/no question with no cue in an emission that states an action about to be
-taken (`default:ask:ambiguous:ask|confirm`: a fact to verify, or the action's approval). The
-metrics count the turns so decided, `ambiguous_turns`.
+<class>|<other class>` (the class given first): an inability beside a question of preference,
+a request for approval beside a request that offers another option (above), and a yes/no
+question with no cue in an emission that states an action about to be taken
+(`default:ask:ambiguous:ask|confirm`: a fact to verify, or the action's approval). The metrics
+count the turns so decided, `ambiguous_turns`.
 
 What is read: the model's own words to the user; a text that is a JSON document
 (`{"message": "..."}`) as its strings. Reasoning (`<think>...</think>`), fenced code,
@@ -185,6 +188,11 @@ class DefaultProfile(Profile):
             if all(offers):  # every ask offers alternatives to what was declined
                 best = refusals[0] if set(offers) == {"proposal"} else \
                     ("refuse", ambiguous("refuse", "ask"), refusals[0][2])
+        confirms = [reading for reading in readings if reading[0] == "confirm"]
+        if best[0] == "ask" and confirms and all(  # each ask only offers another option
+                self._hit("optional", s.match) for s, r in zip(sentences, readings, strict=True)
+                if r[0] == "ask"):
+            best = ("confirm", ambiguous("confirm", "ask"), confirms[0][2])
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
             best = named[0] if named else ("other", "statement", "")
