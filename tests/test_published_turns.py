@@ -1,4 +1,5 @@
-"""The published-turns corpus rebuilds to its committed bytes (`tests.published_turns`)."""
+"""The published-turns corpus rebuilds to its committed bytes (`tests.published_turns`); the
+second reading labels the second-pass rows and docs state its agreement figures."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import json
 
 import pytest
 
+from tests import published_second_pass as sp
 from tests import published_turns as pt
 from toolcalib.classify.validation import load_corpus
+from toolcalib.records import ACTION_CLASSES
 
 
 def test_sample_rebuilds_to_the_committed_bytes() -> None:
@@ -42,3 +45,20 @@ def test_corpus_holds_the_published_rows() -> None:
     assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
     rows = load_corpus(pt.CORPUS)
     assert sum(row.source == "published" for row in rows) == len(pt.read_jsonl(pt.TURNS))
+
+
+def test_second_reading_labels_exactly_the_second_pass_rows() -> None:
+    rows = pt.read_jsonl(sp.SECOND_LABELS)
+    assert [row["id"] for row in rows] == [row["id"] for row in pt.read_jsonl(pt.SECOND_PASS)]
+    assert pt.jsonl(rows) == sp.SECOND_LABELS.read_text("utf-8")
+    for row in rows:
+        assert set(row) == {"id", "label", "reason"}
+        assert row["label"] in ACTION_CLASSES
+        assert row["reason"].strip() and "\n" not in row["reason"]
+
+
+def test_docs_state_the_second_pass_agreement() -> None:
+    found = sp.agreement()
+    assert (len(found.ids), found.agreed(), round(found.kappa() or 0, 3)) == (100, 91, 0.866)
+    docs = (pt.DATA.parents[1] / "docs" / "validation.md").read_text("utf-8")
+    assert sp.summary(found) in " ".join(docs.split())
