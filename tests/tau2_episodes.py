@@ -12,9 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from toolcalib.backends import make_backend
 from toolcalib.backends.base import Answer, Request
-from toolcalib.benchmarks import get_benchmark
+from toolcalib.backends.policy import PolicyBackend
+from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.trajectory import action_rows
 from toolcalib.config import parse_model_spec
@@ -44,8 +44,8 @@ def cases_of(wheel: str | Path, *ids: str) -> list[Case]:
 
 def policy(name: str) -> Any:
     """The reference policy `name` as a backend (its τ² meaning where the plugin has one)."""
-    return make_backend(parse_model_spec(json.dumps(
-        {"name": name, "backend": "policy", "options": {"policy": name}})))
+    return PolicyBackend(parse_model_spec(json.dumps(
+        {"name": name, "backend": "policy", "options": {"policy": name}})), TAU2.policies)
 
 
 def text(content: str) -> Emission:
@@ -80,7 +80,8 @@ def episodes(wheel: str | Path, cases: Iterable[Case], agent: Any,
     `options["user"]` names `user`, the backend playing it)."""
     return list(run_cases(cases, agent, get_variant("baseline"),
                           lambda c: TAU2.environment(wheel, c),
-                          loop=TAU2.loop(options or {}, user, wheel), user=user))
+                          loop=TAU2.loop(settings(TAU2.loop_settings, options), user, wheel),
+                          user=user))
 
 
 @dataclass

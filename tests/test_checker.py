@@ -22,13 +22,13 @@ from toolcalib.benchmarks.bfcl.checker import (
     score_case,
     score_multi_turn,
 )
-from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace, read_gold
+from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.config import ModelSpec
 from toolcalib.execute.calls import render_call
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, dumps, parse_line, read_records
-from toolcalib.records import Emission, GoldTrace, Step, ToolCall, Trajectory, TurnTrace
+from toolcalib.records import Emission, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.variants import get_variant
 
 MULTI_TURN = (
@@ -359,13 +359,13 @@ def test_malformed_steps_and_empty_steps_are_skipped(bfcl_release, cases, golds)
 
 def test_mismatched_inputs_raise(bfcl_release, cases, golds):
     case, other = cases[0], cases[1]
-    with pytest.raises(ValueError, match="scored against"):
+    with pytest.raises(InputError, match="scored against"):
         score_case(case, trajectory(other, gold_plan(other)), golds[case.id], bfcl_release)
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(InputError, match="does not fit"):
         score_case(case, trajectory(case, gold_plan(case)), golds[other.id], bfcl_release)
-    with pytest.raises(ValueError, match="needs its gold trace"):
+    with pytest.raises(InputError, match="needs its gold trace"):
         score_case(case, trajectory(case, gold_plan(case)), None, bfcl_release)
-    with pytest.raises(ValueError, match="trajectory has"):
+    with pytest.raises(InputError, match="trajectory has"):
         score_case(case, trajectory(case, gold_plan(case) + [[]]), golds[case.id], bfcl_release)
 
 

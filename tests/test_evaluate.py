@@ -10,11 +10,12 @@ import pytest
 
 from tests.test_classify_paper import make_case, make_trajectory
 from toolcalib.benchmarks.bfcl.checker import score_case
+from toolcalib.benchmarks.bfcl.gold import GoldTrace
 from toolcalib.classify import classify_trajectory, get_profile
 from toolcalib.jsonio import InputError, dumps, read_records, write_jsonl
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame, read_table
 from toolcalib.metrics.per_case import CASE_SCHEMA
-from toolcalib.records import Case, Emission, GoldTrace, Trajectory, docs_json
+from toolcalib.records import Case, Emission, Trajectory, docs_json
 from toolcalib.stages import evaluate as stage
 
 TEXTS = {"c1": "I cannot do that: no tool supports it.", "c2": "Could you tell me the file name?"}
@@ -85,7 +86,7 @@ def test_one_process_writes_every_category_and_the_run_tables(tmp_path: Path,
 
 
 def test_one_file_per_category_in_every_list(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="one file per category"):
+    with pytest.raises(InputError, match="one file per category"):
         stage.run(profile="paper", benchmark="bfcl", source="s", cases=["a", "b"], gold=["a"],
                   trajectories=["a", "b"], actions=["a", "b"], scores=["a", "b"],
                   per_case="p", triples="t")

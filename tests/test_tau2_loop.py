@@ -14,7 +14,7 @@ import pytest
 from tests.scripted_server import ScriptedServer
 from tests.tau2_episodes import TAU2, Scripted, call, cases_of, episodes, policy, text
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, recorded_identity
-from toolcalib.benchmarks.tau2.loop import GREETING
+from toolcalib.benchmarks.tau2.loop import GREETING, Tau2Loop
 from toolcalib.benchmarks.tau2.score import STOP_WITH_CALLS
 from toolcalib.benchmarks.tau2.user import (
     OUT_OF_SCOPE,
@@ -23,6 +23,7 @@ from toolcalib.benchmarks.tau2.user import (
     TRANSFER,
     instructions_text,
 )
+from toolcalib.jsonio import InputError
 from toolcalib.records import Message
 
 OPENING = "Hi, I want to cancel my reservation EHGLP3, please."
@@ -193,8 +194,8 @@ def test_every_user_stop_signal_ends_the_episode(tau2_wheel, signal):
 
 
 def test_a_user_option_without_a_user_backend_is_an_error(tau2_wheel):
-    with pytest.raises(ValueError, match="τ² user 'sim': no backend plays the user"):
-        TAU2.loop({"user": "sim"}, None, tau2_wheel)
+    with pytest.raises(InputError, match="τ² user 'sim': no backend plays the user"):
+        TAU2.loop(Tau2Loop(user="sim"), None, tau2_wheel)
 
 
 # -- slow: an OpenAI-compatible server as the user, through the generate stage ----------------

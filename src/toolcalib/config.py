@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from toolcalib.jsonio import InputError, field_path
 
@@ -36,17 +37,40 @@ class ReleaseConfig(StrictModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+BOUNDS = ("ge", "gt", "le", "lt")
+"""The bounds of a settings record's field (`msgspec.Meta`) its config field keeps."""
+
+
+def with_settings(name: str, base: type[ReleaseConfig],
+                  *settings: type[msgspec.Struct]) -> type[ReleaseConfig]:
+    """A benchmark's config model `name`: `base` and the fields of its settings records (the
+    plugin's, e.g. `Benchmark.loop_settings`), each with the record's type, default and
+    bounds, so that a field is declared once."""
+    fields: dict[str, Any] = {}
+    for record in settings:
+        for info in msgspec.structs.fields(record):
+            kind, bounds = info.type, {}
+            if get_origin(kind) is Annotated:
+                kind, *metas = get_args(kind)
+                bounds = {key: getattr(meta, key) for meta in metas for key in BOUNDS
+                          if getattr(meta, key) is not None}
+            if info.default is not msgspec.NODEFAULT:
+                bounds["default"] = info.default
+            elif info.default_factory is not msgspec.NODEFAULT:
+                bounds["default_factory"] = info.default_factory
+            fields[info.name] = (kind, Field(**bounds))
+    model: type[ReleaseConfig] = create_model(name, __base__=base, __module__=base.__module__,
+                                              **fields)
+    return model
+
+
 class ModelSpec(StrictModel):
     name: str = Field(pattern=NAME_PATTERN)
     backend: str
     options: dict[str, Any] = Field(default_factory=dict)
     """Backend-specific settings (they enter the model's identity)."""
-    source: dict[str, Any] | None = None
-    """Pinned weights to download and convert (see `toolcalib.models.ModelSource`)."""
     batch_size: int = Field(default=1, ge=1)
     """Conversations in flight at once (their steps reach the backend as one batch)."""
-    limit: int | dict[str, int] | None = None
-    """Cases per category for this model (overrides the run's `limit`)."""
     max_failed_share: float = Field(default=0.0, ge=0, le=1)
     """Share of a generate job's cases whose requests may finally fail (after the backend's
     retries) and still let the job succeed, those cases excluded (outcome `error`); above it
@@ -54,8 +78,14 @@ class ModelSpec(StrictModel):
 
 
 def parse_model_spec(text: str, origin: str = "--model-spec") -> ModelSpec:
+    return parse_spec(ModelSpec, text, origin)
+
+
+def parse_spec(model: type[Options], text: str, origin: str) -> Options:
+    """A spec given as JSON text (`origin`: the argument it came from) as `model`; bad JSON
+    or a bad field is an InputError naming the argument and the field."""
     try:
-        return ModelSpec.model_validate(json.loads(text))
+        return model.model_validate(json.loads(text))
     except json.JSONDecodeError as exc:
         raise InputError(f"{origin}: not valid JSON ({exc.msg})") from exc
     except ValidationError as exc:

@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from toolcalib.jsonio import InputError
+
 GoldClass = Literal["tool_call", "ask", "refuse", "confirm"]
 ActionClass = Literal["tool_call", "ask", "refuse", "confirm", "other", "malformed"]
 GOLD_CLASSES: tuple[str, ...] = ("tool_call", "ask", "refuse", "confirm")
@@ -136,14 +138,14 @@ class Case(Record, kw_only=True):
             return _DOCS.decode(self.tools_json)
         except msgspec.ValidationError as exc:
             if "out of range" not in str(exc):
-                raise ValueError(f"case {self.id}: field 'tools': {exc}") from None
+                raise InputError(f"case {self.id}: field 'tools': {exc}") from None
         except msgspec.DecodeError:
             pass
         docs = json.loads(bytes(self.tools_json))  # numbers beyond 64 bits, NaN: as json has them
         try:
             return msgspec.convert(docs, list[dict[str, Any]])
         except msgspec.ValidationError as exc:
-            raise ValueError(f"case {self.id}: field 'tools': {exc}") from None
+            raise InputError(f"case {self.id}: field 'tools': {exc}") from None
 
 
 class Emission(Record, kw_only=True):
@@ -282,25 +284,9 @@ ACTION_COLUMNS: list[str] = list(ActionRow.__struct_fields__)
 `classify.trajectory.action_rows`' dicts."""
 
 
-class GoldTurn(Record, kw_only=True):
-    results: list[str] = []
-    """Result string of each ground-truth call of the turn, in order."""
-    state: dict[str, dict[str, Any]]
-    """`Environment.state()` after the turn's ground-truth calls."""
-
-
-class GoldTrace(Record, kw_only=True):
-    """A multi-turn case's ground truth executed once (`benchmarks.bfcl.gold.gold_trace`), as
-    the checker reads it (`turn`, `has_turns`)."""
+class Gold(Record, kw_only=True):
+    """A case's ground truth as a benchmark's gold stage writes it (one JSON line per case):
+    each benchmark's gold record extends it (`benchmarks.<name>.gold`)."""
 
     case_id: str
     category: str
-    turns: list[GoldTurn]
-
-    def turn(self, index: int) -> GoldTurn:
-        if index >= len(self.turns):
-            raise ValueError(f"{self.case_id}: gold trace has no turn {index}")
-        return self.turns[index]
-
-    def has_turns(self, count: int) -> bool:
-        return len(self.turns) == count

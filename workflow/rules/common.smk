@@ -6,7 +6,7 @@ from pathlib import Path
 
 from toolcalib.backends import BACKENDS
 from toolcalib.benchmarks import PLUGINS
-from toolcalib.benchmarks import get_benchmark
+from toolcalib.benchmarks import get_benchmark, section_settings, settings
 from toolcalib.provenance.codedeps import closure
 from toolcalib.schedule import generate_priority
 
@@ -96,42 +96,41 @@ def model_spec(wildcards):
     return spec_json(wildcards.model)
 
 
-LOOP_FIELDS = ("user", "user_params", "max_steps", "max_errors")
-"""Benchmark config fields a generate job's loop reads (`generate --benchmark-options`)."""
-
-
-def loop_options(wildcards):
-    """` --benchmark-options JSON` (and ` --user-spec JSON` when a model plays the user) for
-    a benchmark whose config section sets loop fields, else ''."""
-    section = BENCHMARKS[wildcards.benchmark]
-    options = {key: section[key] for key in LOOP_FIELDS if key in section}
-    if not options:
-        return ""
-    text = f" --benchmark-options {shlex.quote(json.dumps(options, sort_keys=True))}"
-    user = options.get("user", "reference")
-    if user != "reference":
-        text += f" --user-spec {shlex.quote(spec_json(user))}"
-    return text
-
-
-CASE_FIELDS = ("ask_gold",)
-"""Benchmark config fields that shape a benchmark's cases (`normalize --benchmark-options`)."""
-
-
-def case_options(wildcards):
-    """` --benchmark-options JSON` for a benchmark whose config section sets case fields,
-    else '' (BFCL: its normalize command unchanged)."""
-    section = BENCHMARKS[wildcards.benchmark]
-    options = {key: section[key] for key in CASE_FIELDS if key in section}
+def section_options(benchmark, kind):
+    """The fields of a settings record of the benchmark (`case_settings`, `loop_settings`)
+    its config section sets, as ` --benchmark-options JSON` ('' when it sets none)."""
+    options = section_settings(kind, BENCHMARKS[benchmark])
     if not options:
         return ""
     return f" --benchmark-options {shlex.quote(json.dumps(options, sort_keys=True))}"
 
 
+def user_model(benchmark):
+    """The `models` entry playing the benchmark's simulated user, if any (its loop's)."""
+    kind = get_benchmark(benchmark).loop_settings
+    return settings(kind, section_settings(kind, BENCHMARKS[benchmark])).user_model()
+
+
+def loop_options(wildcards):
+    """The loop's ` --benchmark-options JSON` (and ` --user-spec JSON` when a model plays the
+    user), else ''."""
+    text = section_options(wildcards.benchmark, get_benchmark(wildcards.benchmark).loop_settings)
+    user = user_model(wildcards.benchmark)
+    if user is not None:
+        text += f" --user-spec {shlex.quote(spec_json(user))}"
+    return text
+
+
+def case_options(wildcards):
+    """The cases' ` --benchmark-options JSON`, else '' (BFCL: its normalize command
+    unchanged)."""
+    return section_options(wildcards.benchmark, get_benchmark(wildcards.benchmark).case_settings)
+
+
 def user_model_dir(wildcards):
     """The converted weights of the model playing a benchmark's simulated user, if any."""
-    user = BENCHMARKS[wildcards.benchmark].get("user", "reference")
-    return converted(user) if user != "reference" else []
+    user = user_model(wildcards.benchmark)
+    return converted(user) if user is not None else []
 
 
 def generate_threads(wildcards):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,6 +47,8 @@ def recorded_identity(identity: dict[str, Any]) -> dict[str, Any]:
 
 Answer = Emission | InfrastructureError
 """What a backend returns per request: the model's raw emission, or why there is none."""
+Policy = Callable[[Request], Emission]
+"""A reference policy: one emission per request, a function of the request alone."""
 
 
 class Backend(Protocol):

@@ -6,18 +6,18 @@ closing text; at gold ask/refuse turns a plain question/refusal) and must score 
 (required arguments filled with typed placeholders), then closes the turn with text.
 `never_call`, `always_ask` and `always_refuse` answer every step with one fixed text.
 `oracle_no_confirm` is the oracle where nothing needs confirming (BFCL). A benchmark may give
-a policy a meaning of its own (its plugin's `policies`: τ²'s oracle asks for confirmation
-before each write, its `oracle_no_confirm` never does).
+a policy a meaning of its own (its plugin's `policies`, which the generate stage hands to the
+backend: τ²'s oracle asks for confirmation before each write, its `oracle_no_confirm` never
+does).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from toolcalib.backends.base import Request
-from toolcalib.benchmarks import get_benchmark
-from toolcalib.config import ModelSpec, StrictModel
+from toolcalib.backends.base import Answer, Policy, Request
+from toolcalib.config import ModelSpec, StrictModel, model_options
 from toolcalib.records import Emission, ToolCall
 from toolcalib.registry import pick
 
@@ -73,7 +73,7 @@ def always_call(request: Request) -> Emission:
     return _calls([placeholder_call(request.tools[0])])
 
 
-POLICIES: dict[str, Callable[[Request], Emission]] = {
+POLICIES: dict[str, Policy] = {
     "oracle": oracle,
     "oracle_no_confirm": oracle,
     "always_call": always_call,
@@ -88,10 +88,13 @@ class PolicyOptions(StrictModel):
 
 
 class PolicyBackend:
-    def __init__(self, spec: ModelSpec):
+    """`own`: the policies a benchmark gives a meaning of its own (`Benchmark.policies`)."""
+
+    def __init__(self, spec: ModelSpec, own: Mapping[str, Policy] | None = None):
         policy = spec.options.get("policy")
-        self._act = pick("policy", POLICIES, policy, f"model '{spec.name}'")
-        PolicyOptions.model_validate(spec.options)
+        generic = pick("policy", POLICIES, policy, f"model '{spec.name}'")
+        model_options(PolicyOptions, spec)
+        self._act = (own or {}).get(policy, generic)
         self.name = spec.name
         self.policy = policy
 
@@ -100,15 +103,8 @@ class PolicyBackend:
 
     cacheable = False
 
-    def generate_batch(self, requests: list[Request]) -> list[Emission]:
-        return [self._answer(request) for request in requests]
-
-    def _answer(self, request: Request) -> Emission:
-        if request.case is not None:
-            own = get_benchmark(request.case.benchmark).policies.get(self.policy)
-            if own is not None:
-                return own(request)
-        return self._act(request)
+    def generate_batch(self, requests: list[Request]) -> list[Answer]:
+        return [self._act(request) for request in requests]
 
 
 def make(spec: ModelSpec) -> PolicyBackend:

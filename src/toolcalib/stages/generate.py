@@ -18,7 +18,8 @@ from typing import Any
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend
-from toolcalib.benchmarks import get_benchmark
+from toolcalib.backends.policy import PolicyBackend
+from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, read_records, write_jsonl
@@ -42,20 +43,25 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
         limit: int | None = None, store: str | None = None, explain_misses: int = 3,
         case_ids: list[str] | None = None, benchmark_options: dict[str, Any] | None = None,
         user_spec: str | None = None) -> None:
-    """`benchmark_options`: the loop's fields of the benchmark's config section; `user_spec`:
-    the model playing a simulated user (JSON, as `model_spec`), if not the reference user. A
-    variant the benchmark (or a replayed run) does not run is refused (`variants.refusal`)."""
+    """`benchmark_options`: the loop's fields of the benchmark's config section (its
+    `loop_settings`); `user_spec`: the model playing a simulated user (JSON, as `model_spec`),
+    if not the reference user. A reference policy answers as the benchmark means it where it
+    has a meaning of its own (`Benchmark.policies`). A variant the benchmark (or a replayed run)
+    does not run is refused (`variants.refusal`)."""
     spec = parse_model_spec(model_spec)
     context = get_variant(variant)
     refused = refusal(spec.name, spec.backend, variant, benchmark)
     if refused is not None:
         raise InputError(refused)
-    backend = _stored(make_backend(spec), spec.name, store, explain_misses)
+    bench = get_benchmark(benchmark)
+    loop = settings(bench.loop_settings, benchmark_options)
+    agent = PolicyBackend(spec, bench.policies) if spec.backend == "policy" else \
+        make_backend(spec)
+    backend = _stored(agent, spec.name, store, explain_misses)
     user = None
     if user_spec is not None:
         user_model = parse_model_spec(user_spec, "--user-spec")
         user = _stored(make_backend(user_model), user_model.name, store, explain_misses)
-    bench = get_benchmark(benchmark)
     selected = select(read_records(cases, Case), cases, limit, case_ids)
     label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
     progress = Progress(label, len(selected))
@@ -63,7 +69,7 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
                                   lambda c: bench.environment(source, c),
                                   batch_size=spec.batch_size,
                                   on_done=lambda _: progress.advance(),
-                                  loop=bench.loop(benchmark_options or {}, user, source),
+                                  loop=bench.loop(loop, user, source),
                                   user=user))
     players = (("", backend), ("user simulator: ", user))
     for who, used in players:
@@ -96,7 +102,7 @@ def _stored(backend: Backend, name: str, store: str | None, explain_misses: int)
     if not backend.cacheable:
         return backend
     if store is None:
-        raise ValueError(f"model '{name}': a response store (--store) is required")
+        raise InputError(f"model '{name}': a response store (--store) is required")
     return StoredBackend(backend, ResponseStore(store), explain_misses=explain_misses)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcalib.backends.replay import ReplayOptions
-from toolcalib.benchmarks import get_benchmark
+from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.config import model_options, parse_model_spec
 from toolcalib.jsonio import atomic_write_bytes, read_records, write_jsonl
 from toolcalib.metrics.published import RECORD_COLUMNS, record_rows
@@ -33,8 +33,9 @@ def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
     spec = parse_model_spec(model_spec)
     options = model_options(ReplayOptions, spec)
     given = [] if cases is None else select(read_records(cases, Case), cases, limit, case_ids)
-    imported = get_benchmark(benchmark).import_run(source, options, spec.name, category, given,
-                                                   benchmark_options or {})
+    bench = get_benchmark(benchmark)
+    imported = bench.import_run(source, options, spec.name, category, given,
+                                settings(bench.case_settings, benchmark_options))
     for note in imported.notes:
         log(f"{spec.name}/{benchmark}/{category}: {note}")
     atomic_write_bytes(out_records, jsonl_bytes(

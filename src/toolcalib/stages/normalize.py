@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from toolcalib.benchmarks import get_benchmark
+from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.jsonio import write_jsonl
 from toolcalib.records import Case
 from toolcalib.stages import log
@@ -11,8 +11,9 @@ from toolcalib.stages import log
 def run(benchmark: str, category: str, source: str, out: str,
         benchmark_options: dict[str, Any] | None = None) -> None:
     """`benchmark_options`: the fields of the benchmark's config section that shape its cases
-    (τ²: `ask_gold`)."""
-    cases: list[Case] = get_benchmark(benchmark).load_cases(source, category,
-                                                            **(benchmark_options or {}))
+    (its `case_settings`; τ²: `ask_gold`)."""
+    bench = get_benchmark(benchmark)
+    cases: list[Case] = bench.load_cases(source, category,
+                                         settings(bench.case_settings, benchmark_options))
     write_jsonl(out, cases)
     log(f"normalized {len(cases)} {benchmark}/{category} cases -> {out}")

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.benchmarks.bfcl.gold import case_environment
+from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment
 from toolcalib.benchmarks.bfcl.release import BfclRelease
+from toolcalib.jsonio import InputError
 from toolcalib.records import MODEL_OUTCOMES
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
-    from toolcalib.records import Case, Emission, GoldTrace, ToolCall, Trajectory
+    from toolcalib.records import Case, Emission, ToolCall, Trajectory
 
 FORCE_TERMINATED = "multi_turn:force_terminated"
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
@@ -33,7 +34,7 @@ def score_case(
     if not case.multi_step:
         return score_irrelevance(case, trajectory)
     if gold is None or release is None:
-        raise ValueError(f"{case.id}: a multi-step case needs its gold trace and the release")
+        raise InputError(f"{case.id}: a multi-step case needs its gold trace and the release")
     return score_multi_turn(case, trajectory, gold, release)
 
 
@@ -65,9 +66,9 @@ def score_multi_turn(
     """BFCL's multi-turn verdict for one trajectory."""
     verdict = _Verdict(case, trajectory)
     if gold.case_id != case.id:
-        raise ValueError(f"{case.id}: gold trace of '{gold.case_id}' does not fit this case")
+        raise InputError(f"{case.id}: gold trace of '{gold.case_id}' does not fit this case")
     if len(trajectory.turns) > len(case.turns):
-        raise ValueError(
+        raise InputError(
             f"{case.id}: trajectory has {len(trajectory.turns)} turns, case {len(case.turns)}"
         )
     if not verdict.scored:
@@ -118,7 +119,7 @@ def score_multi_turn(
                 {"missing_items": missing},
             )
     if not gold.has_turns(len(case.turns)):
-        raise ValueError(f"{case.id}: gold trace has other than {len(case.turns)} turns")
+        raise InputError(f"{case.id}: gold trace has other than {len(case.turns)} turns")
     return verdict.success()
 
 
@@ -144,7 +145,7 @@ class _Verdict:
 
     def __init__(self, case: Case, trajectory: Trajectory):
         if trajectory.case_id != case.id:
-            raise ValueError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
+            raise InputError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
         self.trajectory = trajectory
         self.scored = trajectory.outcome in MODEL_OUTCOMES
         self.common = {

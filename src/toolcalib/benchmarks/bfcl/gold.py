@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolcalib.benchmarks.bfcl.executor import Environment
 from toolcalib.benchmarks.bfcl.release import BfclRelease
-from toolcalib.jsonio import RecordIndex
-from toolcalib.records import GoldTrace, GoldTurn
+from toolcalib.jsonio import InputError, RecordIndex
+from toolcalib.records import Gold, Record
 
 if TYPE_CHECKING:
     from toolcalib.records import Case
+
+
+class GoldTurn(Record, kw_only=True):
+    """One turn of a case's ground truth, executed."""
+
+    results: list[str] = []
+    """Result string of each ground-truth call of the turn, in order."""
+    state: dict[str, dict[str, Any]]
+    """`Environment.state()` after the turn's ground-truth calls."""
+
+
+class GoldTrace(Gold, kw_only=True):
+    """A multi-turn case's ground truth executed once (`gold_trace`), as
+    the checker reads it (`turn`, `has_turns`); a single-step case's has no turns."""
+
+    turns: list[GoldTurn]
+
+    def turn(self, index: int) -> GoldTurn:
+        if index >= len(self.turns):
+            raise InputError(f"{self.case_id}: gold trace has no turn {index}")
+        return self.turns[index]
+
+    def has_turns(self, count: int) -> bool:
+        return len(self.turns) == count
 
 
 def read_gold(path: str | Path) -> RecordIndex[GoldTrace]:

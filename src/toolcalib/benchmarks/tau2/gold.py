@@ -14,7 +14,11 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from toolcalib.benchmarks import CaseSettings
+from toolcalib.records import Gold
+from toolcalib.registry import unknown
 
 DATA_FILES = ("data/tau2_ask_audit.json",)
 """The published method's audit of the keyword scan's `ask` candidates."""
@@ -30,7 +34,8 @@ ASK_PHRASES: tuple[str, ...] = (
 
 REFUSE_RULE = "tau2:refuse:no_reference_actions"
 TOOL_CALL_RULE = "tau2:tool_call:reference_actions"
-ASK_GOLD = {
+AskGold = Literal["published", "candidates", "strict"]
+ASK_GOLD: dict[AskGold, str] = {
     "published": "tau2:ask:published_audit",
     "candidates": "tau2:ask:withholds_detail",
     "strict": "tau2:ask:audit_valid",
@@ -39,7 +44,28 @@ ASK_GOLD = {
 candidates the method's table keeps (`in_paper_ask_subset`: all but airline 8, 29, 33, 34,
 38); `candidates`: every task the keyword scan matches (`ASK_PHRASES`); `strict`: the
 candidates the audit labels `valid`."""
-DEFAULT_ASK_GOLD = "published"
+DEFAULT_ASK_GOLD: AskGold = "published"
+
+
+class Tau2Cases(CaseSettings, kw_only=True):
+    """The `benchmarks.tau2` fields that shape the cases."""
+
+    ask_gold: AskGold = DEFAULT_ASK_GOLD
+    """Which tasks are also `ask` gold (rule names in `ASK_GOLD`): `published`, the method's
+    table subset (the keyword candidates its audit keeps: airline 8, retail 28); `candidates`,
+    every keyword candidate (airline 13, retail 28); `strict`, the candidates its audit labels
+    `valid` (airline 6, retail 13)."""
+
+
+DEFAULT_CASES = Tau2Cases()
+
+
+class Tau2Gold(Gold, kw_only=True):
+    """A task's ground truth: τ²'s database hashes after replaying its reference actions (None:
+    a task without evaluation criteria has none)."""
+
+    db_hash: str | None = None
+    user_db_hash: str | None = None
 
 
 def reference_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -62,7 +88,7 @@ def ask_audit() -> dict[str, dict[str, dict[str, Any]]]:
 def is_ask(task: dict[str, Any], domain: str, ask_gold: str) -> bool:
     """Whether `ask` is a gold class of the task under option `ask_gold` (`ASK_GOLD`)."""
     if ask_gold not in ASK_GOLD:
-        raise ValueError(f"unknown ask_gold {ask_gold!r} (known: {', '.join(ASK_GOLD)})")
+        raise unknown("ask_gold", ask_gold, ASK_GOLD)
     if ask_gold == "candidates":
         return withheld_phrase(task) is not None
     audit = ask_audit().get(domain, {}).get(task["id"])

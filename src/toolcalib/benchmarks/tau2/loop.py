@@ -16,10 +16,13 @@ variants this loop applies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from msgspec import Meta
 
 from toolcalib.backends.base import InfrastructureError
-from toolcalib.benchmarks.tau2.user import LlmUser, User, is_stop
+from toolcalib.benchmarks import LoopSettings
+from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, User, is_stop
 from toolcalib.generate import ENDED_OUTCOME, Conversation, EnvironmentFactory, steps
 from toolcalib.records import Case, Message, Outcome, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.variants import Variant
@@ -27,6 +30,23 @@ from toolcalib.variants import Variant
 GREETING = "Hi! How can I help you today?"
 """τ²'s first agent message, sent before the user speaks."""
 AGENT_STOP = "###STOP###"
+
+
+class Tau2Loop(LoopSettings, kw_only=True):
+    """The `benchmarks.tau2` fields the loop reads: the simulated user and τ²'s limits."""
+
+    user: str = REFERENCE
+    """Who plays the user: `reference` (the deterministic reference user), or the name of a
+    `models` entry (any backend; its answers go through the response store)."""
+    user_params: dict[str, float | int | str] = {}
+    """Generation parameters of the user's requests (τ²: temperature 0)."""
+    max_steps: Annotated[int, Meta(ge=2)] = 200
+    """Messages per episode (agent, user and tool results), as τ² counts them."""
+    max_errors: Annotated[int, Meta(ge=1)] = 10
+    """Tool errors per episode before it ends as `too_many_errors`."""
+
+    def user_model(self) -> str | None:
+        return None if self.user == REFERENCE else self.user
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
