@@ -61,5 +61,5 @@ def confusion(actions: Rows, cases: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.col("count").fill_null(0))
         .sort([*KEYS, *(pl.col(name).cast(dtype) for name, dtype in order.items())])
         .select(*COLUMNS, "count")
-        .cast(CONFUSION_SCHEMA)
+        .cast(pl.Schema(CONFUSION_SCHEMA))
     )

@@ -99,4 +99,4 @@ def concat(frames: Sequence[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl
     """The frames one after another, typed by `schema`; none at all: an empty table."""
     if not frames:
         return pl.DataFrame(schema=schema)
-    return pl.concat(frames, how="vertical").cast(schema)
+    return pl.concat(frames, how="vertical").cast(pl.Schema(schema))

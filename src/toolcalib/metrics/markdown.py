@@ -36,7 +36,8 @@ write's confirm verdict, as GAR. Its denominator is the scored cases with a read
 
 def denominator(row: dict[str, Any], rate: str) -> int:
     """A rate's denominator: `<rate>_n` where the table has one (`gar_structural`), else n."""
-    return row.get(f"{rate}_n", row["n"])
+    count: int = row.get(f"{rate}_n", row["n"])
+    return count
 
 
 def rate_text(row: dict[str, Any], rate: str) -> str:

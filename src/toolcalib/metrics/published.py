@@ -95,6 +95,6 @@ def disagreements(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def _mean(values: pl.Series) -> str:
-    values = values.drop_nulls()
-    return "–" if values.is_empty() else f"{values.mean():.3f}"
+    mean = values.drop_nulls().mean()  # None when no value is left
+    return f"{mean:.3f}" if isinstance(mean, int | float) else "–"
 

@@ -31,7 +31,7 @@ def _imports(path: Path) -> set[str]:
     """Module-level imports only: imports inside functions are lazy by design (a registry
     imports the one backend asked for), so registries list their modules as roots. Data files
     a module declares (`DATA_FILES`) come back as `/<path>`."""
-    names = set()
+    names: set[str] = set()
     for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == DATA_FILES for t in node.targets):

@@ -69,7 +69,7 @@ def outputs(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
 
 def capability(manifest: dict[str, Any]) -> str | None:
     """The CPU capability a manifest records (older manifests: in the model identities)."""
-    found = (manifest.get("machine") or {}).get("cpu_capability")
+    found: str | None = (manifest.get("machine") or {}).get("cpu_capability")
     if found:
         return found
     old = {m.get("cpu_capability") for m in manifest.get("models", {}).values()} - {None}

@@ -23,13 +23,13 @@ from typing import Any
 from toolcalib.benchmarks.bfcl.release import API_CLASSES, MISS_FUNC_MESSAGE
 from toolcalib.execute.calls import CallParseError, parse_calls
 from toolcalib.jsonio import InputError, sha256_bytes
-from toolcalib.records import Case, Message, SourceRef, ToolCall, Turn, docs_json
+from toolcalib.records import Case, GoldClass, Message, SourceRef, ToolCall, Turn, docs_json
 
 MULTI_TURN = ("multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func",
               "multi_turn_miss_param")
 SINGLE_TURN = ("irrelevance", "live_irrelevance")
 CATEGORIES = MULTI_TURN + SINGLE_TURN
-EMPTY_TURN_CLASS = {
+EMPTY_TURN_CLASS: dict[str, GoldClass] = {
     "multi_turn_base": "refuse",
     "multi_turn_long_context": "refuse",
     "multi_turn_miss_func": "refuse",
@@ -64,7 +64,7 @@ def _schema(node: Any) -> Any:
         return [_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "type" and isinstance(value, str):
             out[key] = GORILLA_TO_OPENAPI.get(value, "string")

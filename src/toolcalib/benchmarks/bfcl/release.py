@@ -94,4 +94,5 @@ def _import_api_class(wheel: str, class_name: str) -> type:
     if wheel not in sys.path:
         sys.path.append(wheel)
     module = importlib.import_module(f"{FUNC_SOURCE_PACKAGE}.{API_CLASSES[class_name][0]}")
-    return getattr(module, class_name)
+    api_class: type = getattr(module, class_name)
+    return api_class

@@ -39,7 +39,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.execute.textcalls import parse_text_calls
@@ -64,6 +64,7 @@ INFERENCE_ERROR = "Error during inference: "
 """bfcl_eval/_llm_response_generation.py: the `result` BFCL records when inference raised."""
 
 Format = Literal["prompt", "fc"]
+T = TypeVar("T")
 
 
 def _multi_turn(category: str) -> bool:
@@ -74,6 +75,14 @@ def _multi_turn(category: str) -> bool:
 DivergenceKind = Literal["missing_step", "unconsumed_steps", "text_calls"]
 REQUIRED = {"model": "the model's folder under 'path'", "format": "'prompt' or 'fc'"}
 """The `replay` options BFCL needs beyond `path` (optional for other benchmarks)."""
+
+
+def _required(name: str, option: str, value: T | None) -> T:
+    """A `replay` option BFCL needs (`REQUIRED`), set."""
+    if value is None:
+        raise InputError(f"model '{name}': option '{option}' ({REQUIRED[option]}) is required "
+                         "to replay a BFCL run")
+    return value
 
 
 @dataclass(frozen=True)
@@ -248,14 +257,10 @@ class RecordedRun:
     cacheable = False
 
     def __init__(self, name: str, options: ReplayOptions):
-        for option, meaning in REQUIRED.items():
-            if getattr(options, option) is None:
-                raise InputError(f"model '{name}': option '{option}' ({meaning}) is required "
-                                 "to replay a BFCL run")
         self.name = name
-        self.model = options.model
-        self.format: Format = options.format
-        self.model_dir = Path(options.path) / options.model
+        self.model: str = _required(name, "model", options.model)
+        self.format: Format = _required(name, "format", options.format)
+        self.model_dir = Path(options.path) / self.model
         if not self.model_dir.is_dir():
             raise InputError(f"model '{name}': no folder {self.model_dir}")
         paths = find_result_files(self.model_dir)
@@ -275,7 +280,8 @@ class RecordedRun:
         """The InfrastructureErrors answered (missing ids, recorded inference errors)."""
 
     def identity(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._identity))
+        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+        return identity
 
     @property
     def divergences(self) -> list[Divergence]:
@@ -303,6 +309,8 @@ class RecordedRun:
 
     def _answer(self, request: Request) -> Answer:
         case = request.case
+        if case is None:
+            raise ValueError("a replayed request is a step of a case")
         if case.category not in self._files:
             return self._error(f"no result file for category '{case.category}' under "
                                f"{self.model_dir}")

@@ -22,6 +22,8 @@ from typing import Any, Literal
 from toolcalib.benchmarks.tau2.release import Tau2Release, check_domain
 from toolcalib.records import ToolCall
 
+Requestor = Literal["assistant", "user"]
+"""Whose call a tool call is (τ²'s `ToolCall.requestor`)."""
 DOMAIN_CLASSES: dict[str, tuple[str, str, str, str]] = {
     "airline": ("tau2.domains.airline.data_model", "FlightDB",
                 "tau2.domains.airline.tools", "AirlineTools"),
@@ -68,8 +70,7 @@ class Tau2Environment:
         """The tools τ² marks `ToolType.WRITE` (they may change the database)."""
         return write_tools(self.release, self.domain)
 
-    def execute(self, call: ToolCall, requestor: Literal["assistant", "user"] = "assistant"
-                ) -> tuple[str, bool]:
+    def execute(self, call: ToolCall, requestor: Requestor = "assistant") -> tuple[str, bool]:
         """Run one call as τ²'s environment answers it: (tool message content, error flag)."""
         message = self._env.get_response(tool_call_model(self.release, call, requestor))
         return message.content, message.error
@@ -81,7 +82,8 @@ class Tau2Environment:
 
     def user_db_hash(self) -> str | None:
         """τ²'s hash of the user database (None: airline and retail have no user tools)."""
-        return self._env.get_user_db_hash()
+        found: str | None = self._env.get_user_db_hash()
+        return found
 
 
 def tool_call_model(release: Tau2Release, call: ToolCall, requestor: str = "assistant",

@@ -367,7 +367,7 @@ def same_result(a: str, b: str) -> bool:
     if a == b:
         return True
     try:
-        return json.loads(a) == json.loads(b)
+        return bool(json.loads(a) == json.loads(b))
     except (json.JSONDecodeError, TypeError):
         return False
 
@@ -433,7 +433,7 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
             turns, messages, differences = simulation_turns(sim, where, None)
             termination, read = termination_of(sim, turns)
             outcome: Outcome = "error"
-            error = f"{EXCLUDED}: {assigned.excluded}"
+            error: str | None = f"{EXCLUDED}: {assigned.excluded}"
             turns = [TurnTrace(index=0, steps=[], ended="error")]
         else:
             task = case.environment["task"]

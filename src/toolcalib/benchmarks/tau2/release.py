@@ -99,13 +99,15 @@ class Tau2Release:
 
     def tasks(self, domain: str) -> list[dict[str, Any]]:
         """The domain's tasks as τ² writes them (a fresh copy on every call)."""
-        return self.read_json(self.member(domain, "tasks.json"))
+        tasks: list[dict[str, Any]] = self.read_json(self.member(domain, "tasks.json"))
+        return tasks
 
     def db_bytes(self, domain: str) -> bytes:
         return self.read_bytes(self.member(domain, "db.json"))
 
     def db(self, domain: str) -> dict[str, Any]:
-        return json.loads(self.db_bytes(domain))
+        db: dict[str, Any] = json.loads(self.db_bytes(domain))
+        return db
 
     def policy(self, domain: str) -> str:
         return self.read_text(self.member(domain, "policy.md"))

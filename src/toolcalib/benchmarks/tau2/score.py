@@ -44,7 +44,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolcalib.benchmarks.tau2.environment import Tau2Environment, tau2_module, write_tools
+from toolcalib.benchmarks.tau2.environment import (
+    Requestor,
+    Tau2Environment,
+    tau2_module,
+    write_tools,
+)
 from toolcalib.benchmarks.tau2.loop import AGENT_STOP
 from toolcalib.benchmarks.tau2.release import Tau2Release, check_domain
 from toolcalib.jsonio import InputError
@@ -83,7 +88,7 @@ class Tau2Score:
 @dataclass(frozen=True)
 class _Call:
     call: ToolCall
-    requestor: str
+    requestor: Requestor
     content: str
     index: int
     """The tool message's index in the trajectory."""
