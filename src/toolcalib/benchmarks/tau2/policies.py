@@ -12,10 +12,11 @@ what it must communicate).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from toolcalib.backends.base import Request
-from toolcalib.records import Emission, ToolCall
+from toolcalib.records import Case, Emission, ToolCall
 
 ASK_TEXT = ("Before I can help, could you please give me the details I need: your user id "
             "and the specifics of your request?")
@@ -31,15 +32,17 @@ def confirm_text(action: dict[str, Any]) -> str:
             "Would you like me to proceed (yes/no)?")
 
 
-def _agent_actions(request: Request) -> list[dict[str, Any]]:
-    task = request.case.environment["task"]
+def _agent_actions(case: Case) -> list[dict[str, Any]]:
+    task = case.environment["task"]
     actions = (task.get("evaluation_criteria") or {}).get("actions") or []
     return [a for a in actions if a.get("requestor", "assistant") == "assistant"]
 
 
 def _act(request: Request, confirm: bool) -> Emission:
     case = request.case
-    actions = _agent_actions(request)
+    if case is None:
+        raise ValueError("a τ² policy answers the steps of a case")
+    actions = _agent_actions(case)
     assistant = [m for m in request.messages if m.role == "assistant"]
     done = sum(len(m.tool_calls) for m in assistant)
     texts = [m.content for m in assistant[1:] if not m.tool_calls]
@@ -67,7 +70,7 @@ def _text(text: str) -> Emission:
     return Emission(text=text, finish_reason="stop")
 
 
-POLICIES = {
+POLICIES: dict[str, Callable[[Request], Emission]] = {
     "oracle": lambda request: _act(request, confirm=True),
     "oracle_no_confirm": lambda request: _act(request, confirm=False),
 }
