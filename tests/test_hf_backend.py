@@ -19,6 +19,7 @@ from toolcalib.backends.hf_engine import (  # noqa: E402
     prompt_cuts,
 )
 from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
+from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
@@ -45,22 +46,24 @@ DOC = {
     "response": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
 }
 """A tool as cases carry it: canonical JSON schema (BFCL's docs are converted at normalization)."""
+BFCL_LOOP = get_benchmark("bfcl").loop(LoopSettings(), None, "")
+"""BFCL's loop: its step cap, its tool docs' own members marked (`Request.extras`)."""
 
 
 def test_tools_pass_through_unconverted():
-    tool = openai_tool(DOC, keep_response=True)
+    tool = openai_tool(DOC, ())
     assert tool == {"type": "function", "function": DOC}
-    assert list(openai_tool(DOC, keep_response=False)["function"]) == [
+    assert list(openai_tool(DOC, ("response",))["function"]) == [
         "name", "description", "parameters"]
     assert "response" in DOC
 
 
 def test_response_schema_is_dropped_by_default():
-    assert "response" not in openai_tool(DOC, keep_response=False)["function"]
+    assert "response" not in openai_tool(DOC, ("response",))["function"]
 
 
 def test_prompt_mode_puts_tools_in_the_system_prompt_and_results_in_user_turns():
-    tools = [openai_tool(DOC, keep_response=False)]
+    tools = [openai_tool(DOC, ("response",))]
     call = ToolCall(name="place_order", arguments={"symbol": "X"})
     messages = [Message(role="system", content="Be brief."), Message(role="user", content="Buy X"),
                 Message(role="assistant", content="raw <tool_call> text", tool_calls=[call, call]),
@@ -152,7 +155,7 @@ def test_real_case_gives_a_well_formed_trajectory(smollm2_dir, bfcl_release):
     assert identity["gguf_sha256"] == SMOLLM2.sha256
     assert identity["prompt_version"] == PROMPT_VERSION and identity["keep_response"] is False
     assert identity["context_window"] == 8192
-    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release), loop=BFCL_LOOP)
     assert trajectory.outcome in ("completed", "step_cap")
     assert len(trajectory.turns) == len(case.turns)
     emissions = [step.emission for turn in trajectory.turns for step in turn.steps]
@@ -212,7 +215,7 @@ def test_prefix_reuse_and_batching_do_not_change_emissions(smollm2_dir, bfcl_rel
         backend = _backend(smollm2_dir, max_new_tokens=24, prefill_chunk=64, decode_rows=2,
                            **extra)
         trajectories = list(run_cases(cases, backend, BASELINE, _environment(bfcl_release),
-                                      batch_size=batch_size))
+                                      batch_size=batch_size, loop=BFCL_LOOP))
         emissions = [[s.emission for turn in t.turns for s in turn.steps] for t in trajectories]
         return [(t.messages, e) for t, e in zip(trajectories, emissions, strict=True)], backend
 
@@ -258,7 +261,7 @@ def test_shared_prefix_files_serve_other_engines_and_change_no_token(smollm2_dir
 
     def run(**extra):
         backend = _backend(smollm2_dir, max_new_tokens=8, **extra)
-        trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+        trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release), loop=BFCL_LOOP)
         return [s.emission for s in trajectory.turns[0].steps], backend.engine.stats
 
     plain, _ = run()
@@ -277,7 +280,7 @@ def test_shared_prefix_files_serve_other_engines_and_change_no_token(smollm2_dir
 def test_context_overflow_is_an_outcome_never_a_truncation(smollm2_dir, bfcl_release):
     case = load_cases(bfcl_release, "multi_turn_base")[0]
     backend = _backend(smollm2_dir, max_new_tokens=8, context_window=600)
-    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release))
+    trajectory = run_case(case, backend, BASELINE, _environment(bfcl_release), loop=BFCL_LOOP)
     assert trajectory.outcome == "context_overflow"
     assert trajectory.turns[0].ended == "context_overflow"
     assert "exceeds the context window of 600" in trajectory.error

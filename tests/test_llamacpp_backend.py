@@ -10,6 +10,7 @@ pytest.importorskip("llama_cpp")
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
 from toolcalib.backends.hf_prompt import PROMPT_VERSION  # noqa: E402
+from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
@@ -21,6 +22,8 @@ from toolcalib.store import ResponseStore, StoredBackend  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
 SMOLLM2 = SOURCES["smollm2-135m"]
+BFCL_LOOP = get_benchmark("bfcl").loop(LoopSettings(), None, "")
+"""BFCL's loop: its step cap, its tool docs' own members marked (`Request.extras`)."""
 
 
 def _backend(model_dir, **options):
@@ -51,7 +54,7 @@ def test_a_real_case_through_the_store_then_a_rerun_makes_no_call(smollm2_gguf_d
     def run():
         stored = StoredBackend(backend, ResponseStore(tmp_path / "store"))
         trajectory = run_case(case, stored, get_variant("baseline"),
-                              lambda c: case_environment(c, bfcl_release))
+                              lambda c: case_environment(c, bfcl_release), loop=BFCL_LOOP)
         return trajectory, stored
 
     trajectory, stored = run()

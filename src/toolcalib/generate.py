@@ -68,19 +68,21 @@ def steps(case: Case, turn: int, messages: list[Message], tools: list[dict[str, 
           params: dict[str, Any] | None, execute: Callable[[ToolCall], str],
           capped: Callable[[list[Step]], bool], *,
           probe: Callable[[Emission, int], Message | None] | None = None,
-          stops: Callable[[Emission], bool] | None = None) -> Generator[Request, Answer, TurnSteps]:
+          stops: Callable[[Emission], bool] | None = None,
+          extras: tuple[str, ...] = ()) -> Generator[Request, Answer, TurnSteps]:
     """The step loop of one turn, which every benchmark's loop runs (it extends `messages`):
     query the model; a failed request ends the turn (`error` / `context_overflow`); a `probe`
     that answers with a message withdraws the emission (a dropped step) and the model is asked
     again; a single-step case's emission ends it (`single_step`); an emission without calls, or
     one that `stops` the conversation, ends it (`no_call`: its calls never run); else each call
     is `execute`d, its result returned as a tool message, and the turn ends as `step_cap` once
-    its steps are `capped`."""
+    its steps are `capped`. `extras`: the benchmark's own members of the tool docs
+    (`Request.extras`)."""
     order, visible = param_order_from_docs(tools), {doc["name"]: doc for doc in tools}
     done: list[Step] = []
     while True:
         answer = yield Request(messages=list(messages), tools=tools, case=case, turn=turn,
-                               step=len(done), params=params or {})
+                               step=len(done), params=params or {}, extras=extras)
         if isinstance(answer, ContextOverflow):
             return TurnSteps(done, "context_overflow", str(answer))
         if isinstance(answer, InfrastructureError):
@@ -109,9 +111,11 @@ def steps(case: Case, turn: int, messages: list[Message], tools: list[dict[str, 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
                  params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS,
-                 identity: dict[str, Any] | None = None) -> Conversation:
+                 identity: dict[str, Any] | None = None,
+                 extras: tuple[str, ...] = ()) -> Conversation:
     """One case as a coroutine: yields each step's request, receives the backend's answer
-    (an Emission or an InfrastructureError), returns the finished trajectory."""
+    (an Emission or an InfrastructureError), returns the finished trajectory. `extras`: the
+    benchmark's own members of the tool docs (`Request.extras`)."""
     case = variant.adjust_case(case)
     env = environment(case) if case.multi_step else None
     messages: list[Message] = variant.preamble()
@@ -147,7 +151,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
             return decision.message if decision.fired else None
 
         ran = yield from steps(case, turn.index, messages, tools, params, execute, capped,
-                               probe=probe)
+                               probe=probe, extras=extras)
         turns.append(TurnTrace(index=turn.index, steps=ran.steps, ended=ran.ended))
         if ran.ended in ENDED_OUTCOME:
             outcome, error = ENDED_OUTCOME[ran.ended], ran.error
@@ -238,6 +242,7 @@ def _answer(active: dict[int, tuple[Conversation, Request]], backend: Backend,
 
 
 def run_case(case: Case, backend: Backend, variant: Variant,
-             environment: EnvironmentFactory, params: dict[str, Any] | None = None) -> Trajectory:
+             environment: EnvironmentFactory, params: dict[str, Any] | None = None,
+             loop: Loop | None = None) -> Trajectory:
     """One case on its own (no batching)."""
-    return next(run_cases([case], backend, variant, environment, params=params))
+    return next(run_cases([case], backend, variant, environment, params=params, loop=loop))

@@ -26,7 +26,7 @@ rule report:
     input:
         metrics=METRICS,
         validation=VALIDATION,
-        code=code("report"),
+        code=code("report", *(module_file(PLUGINS.module(name)) for name in PLUGINS)),
     output:
         REPORT,
     params:

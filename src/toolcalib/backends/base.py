@@ -31,6 +31,10 @@ class Request:
     params: dict[str, Any] = field(default_factory=dict)
     role: str = "agent"
     """Who answers: `agent` (the model under test) or `user` (a simulated user's backend)."""
+    extras: tuple[str, ...] = ()
+    """Members of the tool docs that are the benchmark's, not the tool's (BFCL: `response`,
+    its result schema): a backend leaves them out of what the model sees unless its options
+    keep them (`keep_response`). They stay in `tools`, and so in the response store's key."""
 
 
 MACHINE_FACTS = ("cpu_capability", "cpu_vendor", "versions")

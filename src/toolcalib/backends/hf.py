@@ -8,9 +8,9 @@ Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_to
 float32 elsewhere; the resolved dtype enters the identity), `linear` (`float`, or `int8`: integer
 linear layers, see `hf_int8`), `kernels` (`native`, or `portable`: the same code, hence bits,
 on every x86-64 CPU with AVX2, Intel or AMD; see `hf_kernels`), `threads` (torch threads: 1,
-see below), `keep_response` (keep BFCL's non-standard `response` schema in tool docs; default
-False: it is a third of a BFCL prompt, OpenAI-style servers drop it, and SmolLM2's 8k window
-needs the room), `prefill_chunk` (256),
+see below), `keep_response` (show the members of the tool docs a benchmark marks as its own,
+`Request.extras`: BFCL's `response` schema; default False: it is a third of a BFCL prompt,
+OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
 layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`), `draft_tokens` (most

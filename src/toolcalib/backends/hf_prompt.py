@@ -13,6 +13,7 @@ written as `<tool_call>` blocks (prompt).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, Literal
 
 from jinja2 import TemplateError
@@ -36,12 +37,10 @@ TOOLS_PROMPT = (
 present tools the same way. Changing it means a new PROMPT_VERSION (it enters the identity)."""
 
 
-def openai_tool(doc: dict[str, Any], keep_response: bool) -> dict[str, Any]:
-    """A case's function doc (canonical JSON schema) as an OpenAI tool, the non-standard
-    `response` schema kept or dropped."""
-    function = dict(doc)
-    if not keep_response:
-        function.pop("response", None)
+def openai_tool(doc: dict[str, Any], drop: Collection[str]) -> dict[str, Any]:
+    """A case's function doc (canonical JSON schema) as an OpenAI tool, without the members
+    `drop` names (the benchmark's own: `Request.extras`)."""
+    function = {key: value for key, value in doc.items() if key not in drop}
     return {"type": "function", "function": function}
 
 
@@ -94,21 +93,24 @@ def _assistant(message: Message, mode: ToolsMode) -> dict[str, Any]:
 
 
 def render(tokenizer: Any, messages: list[Message], tools: list[dict[str, Any]],
-           mode: ToolsMode, keep_response: bool) -> list[int]:
-    """The prompt's token ids, ending with the template's generation prompt."""
-    converted = [openai_tool(doc, keep_response) for doc in tools]
+           mode: ToolsMode, drop: Collection[str]) -> list[int]:
+    """The prompt's token ids, ending with the template's generation prompt (the tools without
+    the members `drop` names)."""
+    converted = [openai_tool(doc, drop) for doc in tools]
     native = converted if mode == "native" and converted else None
     text = tokenizer.apply_chat_template(template_messages(messages, converted, mode), tools=native,
                                          add_generation_prompt=True, tokenize=False)
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def request_prompt(tokenizer: Any, request: Request, mode: ToolsMode, keep_response: bool,
+def request_prompt(tokenizer: Any, request: Request, mode: ToolsMode, keep_extras: bool,
                    max_new_tokens: int, window: int) -> list[int] | InfrastructureError:
     """The request's prompt ids, or why it has none: the chat template failed, or the prompt
-    and `max_new_tokens` outgrow the context `window` (a `ContextOverflow`, never truncated)."""
+    and `max_new_tokens` outgrow the context `window` (a `ContextOverflow`, never truncated).
+    `keep_extras`: show the benchmark's own members of the tool docs (`Request.extras`)."""
     try:
-        prompt = render(tokenizer, request.messages, request.tools, mode, keep_response)
+        prompt = render(tokenizer, request.messages, request.tools, mode,
+                        () if keep_extras else request.extras)
     except TemplateError as exc:
         return InfrastructureError(f"chat template failed: {exc}")
     if len(prompt) + max_new_tokens > window:

@@ -7,8 +7,9 @@ honouring `Retry-After`. A request that finally fails is an `InfrastructureError
 environment variable named by `api_key_env` and appears in no identity, log or error text.
 
 `tools_mode`: `native` sends the tools (the case's canonical JSON schemas as OpenAI functions;
-the non-standard `response` field dropped) and reads structured `tool_calls`; `prompt` sends no
-tools: calls are left in the text for the harness's decoder.
+name, description and parameters only) and reads structured `tool_calls`; `prompt` describes
+them in the system prompt, without the members a benchmark marks as its own (`Request.extras`:
+BFCL's `response`), and leaves calls in the text for the harness's decoder.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ class OpenAIBackend:
         if native:
             messages = convert_messages(request.messages, native)
         else:  # the tools described in the system prompt, results as <tool_response> turns
-            docs = [openai_tool(doc, keep_response=False) for doc in request.tools]
+            docs = [openai_tool(doc, request.extras) for doc in request.tools]
             messages = template_messages(request.messages, docs, "prompt")
         body: dict[str, Any] = {"model": o.model, "messages": messages,
                                 "temperature": o.temperature, "max_tokens": o.max_tokens}

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from toolcalib.benchmarks import get_benchmark
+
 POLICY_PREFIX = "policy-"
 """The default config names its reference policies `policy-<kind>` (backend `policy`)."""
 
@@ -34,9 +36,11 @@ INVARIANTS: dict[str, list[Rule]] = {
     "never_call": [("TER = 0 in every cell", lambda r: r["ter"] == 0),
                    ("GAR = 0 in every cell (it only answers `other`, no gold class)",
                     lambda r: r["gar"] == 0)],
-    "always_call": [("TER = 1 in every multi-turn cell", lambda r: not _multi(r) or r["ter"] == 1),
-                     ("TER = 1 in irrelevance cells but for cases offering no tool (at most "
-                      "1% of a cell)", lambda r: _multi(r) or r["ter_k"] >= 0.99 * r["n"])],
+    "always_call": [("TER = 1 in every multi-turn cell",
+                     lambda r: _single_step(r) or r["ter"] == 1),
+                    ("TER = 1 in irrelevance cells but for cases offering no tool (at most "
+                     "1% of a cell)",
+                     lambda r: not _single_step(r) or r["ter_k"] >= 0.99 * r["n"])],
     "always_ask": [("TER = 0 in every cell", lambda r: r["ter"] == 0),
                    ("GAR = 1 where the gold class is ask, else 0",
                     lambda r: r["gar"] == (r["gold_action"] == "ask"))],
@@ -47,8 +51,10 @@ INVARIANTS: dict[str, list[Rule]] = {
 """Per policy kind, each invariant as (statement, test of one scored triple row)."""
 
 
-def _multi(row: dict) -> bool:
-    return row["category"].startswith("multi_turn")
+def _single_step(row: dict) -> bool:
+    """Whether the row's category is answered in one emission (`Benchmark.single_step`: BFCL's
+    irrelevance sets); every other category is multi-turn, τ²'s domains included."""
+    return row["category"] in get_benchmark(row["benchmark"]).single_step
 
 
 def policy_kinds(models: list[str], policies: dict[str, str] | None) -> dict[str, str]:

@@ -48,7 +48,10 @@ GORILLA_TO_OPENAPI = {
 it does not name becomes "string", as BFCL's conversion does."""
 SCHEMA_KEYS = ("parameters", "response")
 """The members of a function doc that are schemas (`response`: BFCL's non-standard result
-schema, kept in the case; backends decide whether to show it)."""
+schema, kept in the case; a backend shows it only where its options keep it: `DOC_EXTRAS`)."""
+DOC_EXTRAS = ("response",)
+"""The members of a case's function docs that are BFCL's, not the tool's: the loop marks them
+on every request (`Request.extras`)."""
 
 Lines = Iterable[tuple[int, str]]
 DocsFor = Callable[[str], list[dict[str, Any]]]

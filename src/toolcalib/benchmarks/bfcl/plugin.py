@@ -13,6 +13,7 @@ from toolcalib.benchmarks.bfcl.executor import Environment
 from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment, gold_trace, read_gold
 from toolcalib.benchmarks.bfcl.normalize import (
     CATEGORIES,
+    DOC_EXTRAS,
     MULTI_TURN,
     data_file,
     normalize_multi_turn,
@@ -96,10 +97,11 @@ class Bfcl:
         return score_case(case, trajectory, gold, _release(source))
 
     def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path) -> Loop:
-        """The scripted-turn loop with BFCL's step cap."""
+        """The scripted-turn loop with BFCL's step cap, BFCL's own members of the tool docs
+        marked (`DOC_EXTRAS`)."""
         from toolcalib.generate import conversation
 
-        return partial(conversation, max_steps=MAX_STEPS_PER_TURN)
+        return partial(conversation, max_steps=MAX_STEPS_PER_TURN, extras=DOC_EXTRAS)
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str, category: str,
                    cases: list[Case], settings: CaseSettings) -> ImportedRun:
