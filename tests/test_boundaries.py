@@ -126,3 +126,11 @@ def test_provenance_imports_only_the_root_modules_and_metrics():
         found = sorted(m for m in _imports(path)
                        if _package_of(m) not in (None, *PROVENANCE_READS))
         assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "backends").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_backend_imports_the_benchmarks(path):
+    """A benchmark's own policies reach the policy backend from the generate stage."""
+    found = sorted(name for name in _imports(path) if _package_of(name) == "benchmarks")
+    assert not found, f"{path.relative_to(SRC)} imports {found}"
