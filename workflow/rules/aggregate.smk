@@ -50,7 +50,7 @@ rule manifest:
         trajectories=run_files("trajectories", "jsonl"),
         cases=case_files(),
         releases=release_files(),
-        code=code("manifest"),
+        code=code("manifest", *(module_file(PLUGINS.module(name)) for name in PLUGINS)),
     output:
         MANIFEST,
     params:

@@ -1,6 +1,7 @@
-"""The run manifest: what produced the numbers (code version, config, the machine, model
-identities, package versions, input hashes, trajectory digests). Together with dvc.lock it
-answers "where does this come from?". Artifacts hold content; the manifest holds the machine.
+"""The run manifest: what produced the numbers (code version, benchmark plugin versions, config,
+the machine, model identities, package versions, input hashes, trajectory digests). Together
+with dvc.lock it answers "where does this come from?". Artifacts hold content; the manifest
+holds the machine.
 """
 
 from __future__ import annotations
@@ -80,8 +81,11 @@ def model_identities(trajectories: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 
 def build_manifest(config: dict[str, Any], inputs: Sequence[str],
-                   trajectories: Sequence[str], root: str | Path = ".") -> dict[str, Any]:
+                   trajectories: Sequence[str], root: str | Path = ".",
+                   benchmarks: dict[str, str] | None = None) -> dict[str, Any]:
+    """`benchmarks`: each benchmark plugin's version (`Benchmark.version`), by name."""
     return {
+        "benchmarks": dict(sorted((benchmarks or {}).items())),
         "code": code_version(root),
         "config": config,
         "machine": machine(),

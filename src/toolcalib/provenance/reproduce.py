@@ -3,10 +3,10 @@
 Clones the project's committed HEAD into a fresh folder (an empty response store and prefix
 folder come with it: both live under the clone), runs `snakemake --cores N` and `dvc commit`,
 and compares every output hash with the committed dvc.lock. The manifest is compared by its
-content (config, model identities, inputs, trajectory digests), since it names the commit and
-the machine. Every difference is explained: the stage that wrote the file and, for
-trajectories, whether the emissions, the rest of the records or the recorded identity differ
-(from the committed manifest's digests, and record by record when DVC's cache holds the
+content (benchmark versions, config, model identities, inputs, trajectory digests), since it
+names the commit and the machine. Every difference is explained: the stage that wrote the file
+and, for trajectories, whether the emissions, the rest of the records or the recorded identity
+differ (from the committed manifest's digests, and record by record when DVC's cache holds the
 committed file). Exit status: 0 when every hash is equal, 1 when any differs, 2 when the build
 itself fails. It never passes with a difference, on any CPU: when the lock was made on another
 CPU capability the report says so next to the differences.
@@ -39,7 +39,7 @@ from toolcalib.provenance.lock import (
 )
 from toolcalib.provenance.trajdigest import explain_trajectory
 
-CONTENT = ("config", "models", "inputs", "trajectories")
+CONTENT = ("benchmarks", "config", "models", "inputs", "trajectories")
 """Manifest sections that must be equal; the others (code, machine, packages) describe where
 and from which commit a build ran."""
 
