@@ -16,7 +16,7 @@ them, and reading a case file is five times faster for it.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import msgspec
 
@@ -47,7 +47,7 @@ class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     omitted_at_default: ClassVar[tuple[str, ...]] = ()
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed."""
         return msgspec.structs.replace(self, **changes)
 
@@ -284,7 +284,7 @@ ACTION_COLUMNS: list[str] = list(ActionRow.__struct_fields__)
 `classify.trajectory.action_rows`' dicts."""
 
 
-class Gold(Record, kw_only=True):
+class Gold(Record, frozen=True, kw_only=True):
     """A case's ground truth as a benchmark's gold stage writes it (one JSON line per case):
     each benchmark's gold record extends it (`benchmarks.<name>.gold`)."""
 

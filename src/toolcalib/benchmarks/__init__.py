@@ -35,13 +35,13 @@ CONFIGS: Registry[type[ReleaseConfig]] = Registry("benchmark", {
 config schema is generated from it."""
 
 
-class CaseSettings(Record, kw_only=True):
+class CaseSettings(Record, frozen=True, kw_only=True):
     """The fields of a benchmark's config section that shape its cases (`normalize
     --benchmark-options`, and a published run's import); a benchmark with fields of its own
     subclasses it (τ²: `ask_gold`), one without uses it as it is (BFCL)."""
 
 
-class LoopSettings(Record, kw_only=True):
+class LoopSettings(Record, frozen=True, kw_only=True):
     """The fields of a benchmark's config section that its loop reads (`generate
     --benchmark-options`); a benchmark with fields of its own subclasses it (τ²: the simulated
     user and τ²'s limits), one without uses it as it is (BFCL)."""

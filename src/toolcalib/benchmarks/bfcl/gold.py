@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from toolcalib.records import Case
 
 
-class GoldTurn(Record, kw_only=True):
+class GoldTurn(Record, frozen=True, kw_only=True):
     """One turn of a case's ground truth, executed."""
 
     results: list[str] = []
@@ -23,7 +23,7 @@ class GoldTurn(Record, kw_only=True):
     """`Environment.state()` after the turn's ground-truth calls."""
 
 
-class GoldTrace(Gold, kw_only=True):
+class GoldTrace(Gold, frozen=True, kw_only=True):
     """A multi-turn case's ground truth executed once (`gold_trace`), as
     the checker reads it (`turn`, `has_turns`); a single-step case's has no turns."""
 

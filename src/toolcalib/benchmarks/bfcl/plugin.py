@@ -53,19 +53,19 @@ NO_SETTINGS = CaseSettings()
 
 
 class Bfcl:
-    name = "bfcl"
-    version = "1"
-    categories = CATEGORIES
-    single_step = frozenset(CATEGORIES) - frozenset(MULTI_TURN)
-    variants = tuple(VARIANTS)
+    name: str = "bfcl"
+    version: str = "1"
+    categories: tuple[str, ...] = CATEGORIES
+    single_step: frozenset[str] = frozenset(CATEGORIES) - frozenset(MULTI_TURN)
+    variants: tuple[str, ...] = tuple(VARIANTS)
     """Every variant: the generic loop (`generate.conversation`) applies each one's preamble,
     case adjustment and probe at BFCL's turns."""
     opens_as: Mapping[str, str] = {"multi_turn_long_context": "multi_turn_base",
                                    "multi_turn_miss_param": "multi_turn_base"}
     """Categories built from the base cases (same ids); most open with the base case's first
     turn (long_context 191 of 200, miss_param 114), so their first prompts repeat its."""
-    case_settings = CaseSettings
-    loop_settings = LoopSettings
+    case_settings: type[CaseSettings] = CaseSettings
+    loop_settings: type[LoopSettings] = LoopSettings
     """No settings: the cases are the release's, the step cap BFCL's."""
     policies: Mapping[str, Policy] = {}
 

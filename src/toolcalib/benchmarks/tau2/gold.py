@@ -35,7 +35,7 @@ ASK_PHRASES: tuple[str, ...] = (
 REFUSE_RULE = "tau2:refuse:no_reference_actions"
 TOOL_CALL_RULE = "tau2:tool_call:reference_actions"
 AskGold = Literal["published", "candidates", "strict"]
-ASK_GOLD: dict[AskGold, str] = {
+ASK_GOLD: dict[str, str] = {
     "published": "tau2:ask:published_audit",
     "candidates": "tau2:ask:withholds_detail",
     "strict": "tau2:ask:audit_valid",
@@ -47,7 +47,7 @@ candidates the audit labels `valid`."""
 DEFAULT_ASK_GOLD: AskGold = "published"
 
 
-class Tau2Cases(CaseSettings, kw_only=True):
+class Tau2Cases(CaseSettings, frozen=True, kw_only=True):
     """The `benchmarks.tau2` fields that shape the cases."""
 
     ask_gold: AskGold = DEFAULT_ASK_GOLD
@@ -60,7 +60,7 @@ class Tau2Cases(CaseSettings, kw_only=True):
 DEFAULT_CASES = Tau2Cases()
 
 
-class Tau2Gold(Gold, kw_only=True):
+class Tau2Gold(Gold, frozen=True, kw_only=True):
     """A task's ground truth: τ²'s database hashes after replaying its reference actions (None:
     a task without evaluation criteria has none)."""
 

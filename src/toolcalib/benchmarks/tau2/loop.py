@@ -32,7 +32,7 @@ GREETING = "Hi! How can I help you today?"
 AGENT_STOP = "###STOP###"
 
 
-class Tau2Loop(LoopSettings, kw_only=True):
+class Tau2Loop(LoopSettings, frozen=True, kw_only=True):
     """The `benchmarks.tau2` fields the loop reads: the simulated user and τ²'s limits."""
 
     user: str = REFERENCE
@@ -76,6 +76,8 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
 
     def execute(call: ToolCall) -> str:
         nonlocal errors
+        content: str
+        failed: bool
         content, failed = session.execute(call)
         errors += failed
         return content

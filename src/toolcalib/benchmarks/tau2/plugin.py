@@ -14,7 +14,9 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolcalib.backends.base import Backend, recorded_identity
+import msgspec
+
+from toolcalib.backends.base import Backend, Policy, recorded_identity
 from toolcalib.benchmarks import Benchmark, ImportedRun
 from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
 from toolcalib.benchmarks.tau2.gold import DEFAULT_CASES, Tau2Cases, Tau2Gold
@@ -89,19 +91,19 @@ def _release(source: str) -> Tau2Release:
 
 
 class Tau2:
-    name = "tau2"
-    version = "1"
-    categories = DOMAINS
+    name: str = "tau2"
+    version: str = "1"
+    categories: tuple[str, ...] = DOMAINS
     single_step: frozenset[str] = frozenset()
-    variants = ("baseline", "system-permission", "no-tools-visible")
+    variants: tuple[str, ...] = ("baseline", "system-permission", "no-tools-visible")
     """What the agent-user loop (`loop`) applies: a variant's system message (its preamble,
     before τ²'s system prompt) and its case adjustment (no tools offered, gold `tool_call` as
     `refuse`). It runs no probe, so `sri`, `sri-gate` (halt seam) and `cri-retry` (call seam)
     would run as baseline: refused."""
     opens_as: Mapping[str, str] = {}
-    case_settings = Tau2Cases
-    loop_settings = Tau2Loop
-    policies = POLICIES
+    case_settings: type[Tau2Cases] = Tau2Cases
+    loop_settings: type[Tau2Loop] = Tau2Loop
+    policies: Mapping[str, Policy] = POLICIES
 
     def load_cases(self, source: str | Path, category: str,
                    settings: Tau2Cases = DEFAULT_CASES) -> list[Case]:
@@ -150,13 +152,14 @@ class Tau2:
         """τ²'s reward of the trajectory (`score.Tau2Scorer`); passed iff reward 1. An
         infrastructure outcome is not scored; a limit (`max_steps`, `too_many_errors`) is
         scored as τ² scores it (reward 0)."""
-        common = {"case_id": case.id, "benchmark": case.benchmark, "category": case.category,
-                  "model": trajectory.model, "variant": trajectory.variant}
+        unscored = Score(case_id=case.id, benchmark=case.benchmark, category=case.category,
+                         model=trajectory.model, variant=trajectory.variant, scored=False,
+                         passed=None)
         if trajectory.outcome not in MODEL_OUTCOMES:
             recorded = {} if trajectory.published is None else \
                 {"recorded_reward": trajectory.published.recorded.get("reward")}
-            return Score(**common, scored=False, passed=None, error_type=trajectory.outcome,
-                         error_message=trajectory.error, details=recorded)
+            return msgspec.structs.replace(unscored, error_type=trajectory.outcome,
+                                           error_message=trajectory.error, details=recorded)
         published = trajectory.published
         replayed = None if published is None or "db_hash" not in published.replayed else \
             (published.replayed["db_hash"], published.replayed["user_db_hash"])
@@ -176,8 +179,9 @@ class Tau2:
                    "termination": trajectory.termination}
         if published is not None:
             details |= recorded_agreement(published, verdict, case, trajectory)
-        return Score(**common, scored=True, passed=passed, error_type=error_type,
-                     error_message=verdict.reason, details=details)
+        return msgspec.structs.replace(unscored, scored=True, passed=passed,
+                                       error_type=error_type, error_message=verdict.reason,
+                                       details=details)
 
     def units(self, case: Case, trajectory: Trajectory, score: Score,
               profile: Profile) -> list[dict[str, object]]:
