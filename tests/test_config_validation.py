@@ -135,21 +135,22 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
      "--config: limits: unknown key (allowed: benchmarks, classifier, ", []),
     ("bad-limit", {"limit": 0}, None, "OVERLAY: limit: 0 is less than the minimum of 1", []),
     ("variant-not-on-benchmark",
-     {"models": [{**MODELS[6], "benchmarks": {"bfcl": None, "tau2": ["baseline", "sri"]}}]},
+     {"models": [{**MODELS[6], "variants": ["baseline", "sri"],
+                  "benchmarks": {"bfcl": None, "tau2": ["baseline", "sri"]}}]},
      None, "OVERLAY: models[0].benchmarks.tau2[1]: model 'smollm2-135m': variant 'sri' does "
      f"not run on benchmark 'tau2' {TAU2_RUNS}", []),
     ("model-variant-not-on-benchmark", {"models": [{**OPENAI, "variants": ["cri-retry"]}]},
      None, "OVERLAY: models[0].variants[0]: model 'served': variant 'cri-retry' does not run "
      f"on benchmark 'tau2' {TAU2_RUNS}", []),
-    ("run-variant-not-on-benchmark", {"models": [OPENAI]}, None,
-     f"{DEFAULT}, OVERLAY: variants[2]: model 'served': variant 'sri' does not run on "
+    ("run-variant-not-on-benchmark", {"models": [OPENAI], "variants": ["baseline", "sri"]},
+     None, "OVERLAY: variants[1]: model 'served': variant 'sri' does not run on "
      f"benchmark 'tau2' {TAU2_RUNS}", []),
     ("replay-not-baseline", {"models": [{**REPLAY, "variants": ["baseline", "sri-gate"]}]}, None,
      "OVERLAY: models[0].variants[1]: model 'published': variant 'sri-gate' does not run on "
      "benchmark 'bfcl' (backend 'replay' runs: baseline)", []),
     ("replay-under-the-run-variants",
      {"models": [{k: v for k, v in REPLAY.items() if k != "variants"}]}, None,
-     f"{DEFAULT}, OVERLAY: variants[1]: model 'published': variant 'system-permission' does "
+     f"{DEFAULT}, OVERLAY: variants[1]: model 'published': variant 'no-tools-visible' does "
      "not run on benchmark 'bfcl' (backend 'replay' runs: baseline)", []),
 ]
 

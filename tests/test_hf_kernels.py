@@ -1,9 +1,10 @@
 """`kernels: portable`: the libraries' variables are set before torch loads, a process without
-them is refused, and (slow) a real int8 job gives the same bytes natively and on QEMU's emulated
-Intel and AMD AVX2 CPUs."""
+them is refused, and (slow) a model job of the default run gives the committed bytes natively and
+on QEMU's emulated Intel and AMD AVX2 CPUs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -19,6 +20,7 @@ from toolcalib.backends.base import MACHINE_FACTS
 from toolcalib.backends.hf_kernels import PORTABLE, check, cpu_vendor
 from toolcalib.jsonio import InputError
 
+ROOT = Path(__file__).resolve().parents[1]
 X86 = platform.machine() in ("x86_64", "AMD64")
 EMULATED = {"intel": "max,vendor=GenuineIntel", "amd": "max,vendor=AuthenticAMD"}
 """QEMU (user mode, TCG) CPU models: AVX2 and FMA, no AVX-512, the vendor as named."""
@@ -68,27 +70,47 @@ def test_the_vendor_is_a_machine_fact() -> None:
         assert cpu_vendor() in ("GenuineIntel", "AuthenticAMD", "HygonGenuine")
 
 
-def _generate(prefix: list[str], model_dir: Path, wheel: Path, cases: Path,
-              out: Path) -> str:
-    spec = {"backend": "transformers", "name": "smollm2-135m",
-            "options": {"model_dir": str(model_dir), "tools_mode": "prompt", "linear": "int8",
-                        "kernels": "portable", "dtype": "float32", "decode_rows": 4,
-                        "max_new_tokens": 24}}
-    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
-    subprocess.run([*prefix, sys.executable, "-m", "toolcalib.cli", "generate",
-                    "--model-spec", json.dumps(spec), "--variant", "baseline",
-                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(wheel),
-                    "--store", str(out.parent / "store"), "--out", str(out)],
-                   env=env, check=True, capture_output=True, text=True)
-    return out.read_text(encoding="utf-8")
+JOB = ("smollm2-135m", "baseline", "bfcl", "irrelevance")
+"""The default run's model job the emulated CPUs run: SmolLM2-135M's BFCL irrelevance cases as
+config/config.yaml runs them (4 cases, one batch, up to 96 new tokens). Qwen2.5-Coder-0.5B's
+jobs take hours under QEMU's TCG; this job's code path is theirs (int8 linear layers, MKL's
+attention GEMMs, the batched decode), and the repro tier checks every job natively."""
+
+
+def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path) -> list[str]:
+    """`toolcalib generate` for `JOB` as the workflow writes it (`spec_json`), the converted
+    model at `model_dir`."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    model, variant, benchmark, _ = JOB
+    entry = next(m for m in config["models"] if m["name"] == model)
+    spec = {k: v for k, v in entry.items()
+            if k not in ("source", "limit", "cases", "variants", "benchmarks")}
+    spec["options"] = {**spec["options"], "model_dir": str(model_dir)}
+    return [sys.executable, "-m", "toolcalib.cli", "generate", "--model-spec",
+            json.dumps(spec, sort_keys=True, separators=(",", ":")), "--variant", variant,
+            "--benchmark", benchmark, "--cases", str(cases), "--source", str(wheel),
+            "--limit", str(entry["limit"]), "--store", str(out.parent / "store"),
+            "--out", str(out)]
+
+
+def _committed_md5(path: str) -> str:
+    """The md5 `dvc.lock` records for an output of the default run."""
+    import yaml
+
+    lock = yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))
+    return next(out["md5"] for stage in lock["stages"].values()
+                for out in stage.get("outs", []) if out["path"] == path)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
-def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
+def test_a_default_run_model_job_gives_the_committed_bytes_on_emulated_intel_and_amd(
         tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
-    """Natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs; MKL's
-    `AVX2` mode gave these two different bits, its `COMPATIBLE` mode does not."""
+    """`JOB` natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs
+    gives the trajectories whose md5 the committed `dvc.lock` records. MKL's `AVX2` mode gave
+    the two vendors different bits, its `COMPATIBLE` mode (`kernels: portable`) does not."""
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.fail("qemu-x86_64 is not installed (Debian's qemu-user; see .ci/run)")
@@ -96,14 +118,19 @@ def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
     from toolcalib.jsonio import write_jsonl
 
     cases = tmp_path / "cases.jsonl"
-    write_jsonl(cases, load_cases(bfcl_release, "irrelevance")[:1])
+    write_jsonl(cases, load_cases(bfcl_release, JOB[3]))
     runs = {"native": [], **{name: [qemu, "-cpu", model] for name, model in EMULATED.items()}}
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
     for name in runs:
         (tmp_path / name).mkdir()
+
+    def run(name: str) -> str:
+        out = tmp_path / name / "out.jsonl"
+        subprocess.run([*runs[name], *_job_command(smollm2_dir, bfcl_release.wheel, cases, out)],
+                       env=env, check=True, capture_output=True, text=True)
+        return hashlib.md5(out.read_bytes()).hexdigest()  # noqa: S324 - DVC's checksum
+
     with ThreadPoolExecutor(len(runs)) as pool:
-        texts = dict(zip(runs, pool.map(
-            lambda name: _generate(runs[name], smollm2_dir, bfcl_release.wheel, cases,
-                                   tmp_path / name / "out.jsonl"), runs), strict=True))
-    assert texts["intel"] == texts["native"] and texts["amd"] == texts["native"]
-    identity = json.loads(texts["native"].splitlines()[0])["model_identity"]
-    assert identity["kernels"] == "portable" and identity["linear"] == "int8"
+        md5 = dict(zip(runs, pool.map(run, runs), strict=True))
+    committed = _committed_md5("results/trajectories/" + "/".join(JOB) + ".jsonl")
+    assert md5 == {name: committed for name in runs}
