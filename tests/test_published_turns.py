@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests import published_second_pass as sp
 from tests import published_turns as pt
 from toolcalib.classify.validation import load_corpus
@@ -39,8 +37,6 @@ def test_merge_keeps_other_rows_and_is_deterministic() -> None:
         ("id", "text", "structured_calls", "parse", "label", "reason", "source")}
 
 
-@pytest.mark.xfail(strict=True, reason="classify.validation.CorpusRow has no source "
-                   "'published' yet; then run `python -m tests.published_turns merge`")
 def test_corpus_holds_the_published_rows() -> None:
     assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
     rows = load_corpus(pt.CORPUS)
