@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment
 from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.jsonio import InputError
@@ -148,32 +150,22 @@ class _Verdict:
             raise InputError(f"trajectory of '{trajectory.case_id}' scored against '{case.id}'")
         self.trajectory = trajectory
         self.scored = trajectory.outcome in MODEL_OUTCOMES
-        self.common = {
-            "case_id": case.id,
-            "benchmark": case.benchmark,
-            "category": case.category,
-            "model": trajectory.model,
-            "variant": trajectory.variant,
-        }
+        self.base = Score(case_id=case.id, benchmark=case.benchmark, category=case.category,
+                          model=trajectory.model, variant=trajectory.variant, scored=False,
+                          passed=None)
 
     def unscored(self) -> Score:
         reason = f"not scored: outcome '{self.trajectory.outcome}'"
         if self.trajectory.error:
             reason += f": {self.trajectory.error}"
-        return Score(**self.common, scored=False, passed=None, error_message=reason)
+        return msgspec.structs.replace(self.base, error_message=reason)
 
     def success(self) -> Score:
-        return Score(**self.common, scored=True, passed=True)
+        return msgspec.structs.replace(self.base, scored=True, passed=True)
 
     def fail(
         self, error_type: str, message: str, turn: int, details: dict[str, Any] | None = None
     ) -> Score:
-        return Score(
-            **self.common,
-            scored=True,
-            passed=False,
-            error_type=error_type,
-            error_message=message,
-            failed_turn=turn,
-            details=details or {},
-        )
+        return msgspec.structs.replace(self.base, scored=True, passed=False,
+                                       error_type=error_type, error_message=message,
+                                       failed_turn=turn, details=details or {})

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcalib.benchmarks import CaseSettings
-from toolcalib.records import Gold
+from toolcalib.records import Gold, GoldClass
 from toolcalib.registry import unknown
 
 DATA_FILES = ("data/tau2_ask_audit.json",)
@@ -82,7 +82,9 @@ def withheld_phrase(task: dict[str, Any]) -> str | None:
 def ask_audit() -> dict[str, dict[str, dict[str, Any]]]:
     """Domain -> task id -> the audit's `label` and `in_paper_ask_subset`."""
     path = Path(__file__).resolve().parents[2] / DATA_FILES[0]
-    return json.loads(path.read_text(encoding="utf-8"))["tasks"]
+    audit: dict[str, dict[str, dict[str, Any]]] = json.loads(
+        path.read_text(encoding="utf-8"))["tasks"]
+    return audit
 
 
 def is_ask(task: dict[str, Any], domain: str, ask_gold: str) -> bool:
@@ -94,15 +96,16 @@ def is_ask(task: dict[str, Any], domain: str, ask_gold: str) -> bool:
     audit = ask_audit().get(domain, {}).get(task["id"])
     if audit is None:
         return False
-    return (audit["in_paper_ask_subset"] if ask_gold == "published"
-            else audit["label"] == "valid")
+    return bool(audit["in_paper_ask_subset"] if ask_gold == "published"
+                else audit["label"] == "valid")
 
 
 def gold_class(task: dict[str, Any], domain: str, *, ask_gold: str = DEFAULT_ASK_GOLD
-               ) -> tuple[str, str, dict[str, str]]:
+               ) -> tuple[GoldClass, str, dict[GoldClass, str]]:
     """The task's gold class, the rule that set it, and its further gold classes (`ask`, by
     option `ask_gold`) with their rules."""
-    also = {"ask": ASK_GOLD[ask_gold]} if is_ask(task, domain, ask_gold) else {}
+    also: dict[GoldClass, str] = {"ask": ASK_GOLD[ask_gold]} \
+        if is_ask(task, domain, ask_gold) else {}
     if not reference_actions(task):
         return "refuse", REFUSE_RULE, also
     return "tool_call", TOOL_CALL_RULE, also
