@@ -1,6 +1,6 @@
 """`kernels: portable`: the libraries' variables are set before torch loads, a process without
-them is refused, and (slow) a model job of the default run gives the committed bytes natively and
-on QEMU's emulated Intel and AMD AVX2 CPUs."""
+them is refused, (slow) a model job of the default run gives the committed bytes, and a real int8
+job gives the same bytes natively and on QEMU's emulated Intel and AMD AVX2 CPUs."""
 
 from __future__ import annotations
 
@@ -71,15 +71,31 @@ def test_the_vendor_is_a_machine_fact() -> None:
 
 
 JOB = ("smollm2-135m", "baseline", "bfcl", "irrelevance")
-"""The default run's model job the emulated CPUs run: SmolLM2-135M's BFCL irrelevance cases as
-config/config.yaml runs them (4 cases, one batch, up to 96 new tokens). Qwen2.5-Coder-0.5B's
-jobs take hours under QEMU's TCG; this job's code path is theirs (int8 linear layers, MKL's
-attention GEMMs, the batched decode), and the repro tier checks every job natively."""
+"""The default run's model job the test runs: SmolLM2-135M's BFCL irrelevance cases as
+config/config.yaml runs them (4 cases, one batch, up to 96 new tokens)."""
+ALONE = "irrelevance_1"
+"""A case of `JOB` run alone: it gives the line the batched job gives."""
 
 
-def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path) -> list[str]:
+def _generate(prefix: list[str], model_dir: Path, wheel: Path, cases: Path,
+              out: Path) -> str:
+    spec = {"backend": "transformers", "name": "smollm2-135m",
+            "options": {"model_dir": str(model_dir), "tools_mode": "prompt", "linear": "int8",
+                        "kernels": "portable", "dtype": "float32", "decode_rows": 4,
+                        "max_new_tokens": 24}}
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
+    subprocess.run([*prefix, sys.executable, "-m", "toolcalib.cli", "generate",
+                    "--model-spec", json.dumps(spec), "--variant", "baseline",
+                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(wheel),
+                    "--store", str(out.parent / "store"), "--out", str(out)],
+                   env=env, check=True, capture_output=True, text=True)
+    return out.read_text(encoding="utf-8")
+
+
+def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path,
+                 case: str | None = None) -> list[str]:
     """`toolcalib generate` for `JOB` as the workflow writes it (`spec_json`), the converted
-    model at `model_dir`."""
+    model at `model_dir` (`case`: that case alone)."""
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
@@ -91,7 +107,8 @@ def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path) -> list[s
     return [sys.executable, "-m", "toolcalib.cli", "generate", "--model-spec",
             json.dumps(spec, sort_keys=True, separators=(",", ":")), "--variant", variant,
             "--benchmark", benchmark, "--cases", str(cases), "--source", str(wheel),
-            "--limit", str(entry["limit"]), "--store", str(out.parent / "store"),
+            *(["--limit", str(entry["limit"])] if case is None else ["--case-ids", case]),
+            "--store", str(out.parent / "store"),
             "--out", str(out)]
 
 
@@ -105,12 +122,40 @@ def _committed_md5(path: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
-def test_a_default_run_model_job_gives_the_committed_bytes_on_emulated_intel_and_amd(
+def test_a_default_run_model_job_gives_the_committed_bytes(
         tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
-    """`JOB` natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs
-    gives the trajectories whose md5 the committed `dvc.lock` records. MKL's `AVX2` mode gave
-    the two vendors different bits, its `COMPATIBLE` mode (`kernels: portable`) does not."""
+    """`JOB` as the default run runs it (`kernels: portable`) gives the trajectories whose md5
+    the committed `dvc.lock` records, and its case `ALONE` run alone gives that case's line."""
+    from toolcalib.benchmarks.bfcl.plugin import load_cases
+    from toolcalib.jsonio import write_jsonl
+
+    cases = tmp_path / "cases.jsonl"
+    write_jsonl(cases, load_cases(bfcl_release, JOB[3]))
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
+
+    def run(case: str | None) -> bytes:
+        out = tmp_path / (case or "job") / "out.jsonl"
+        out.parent.mkdir()
+        subprocess.run(_job_command(smollm2_dir, bfcl_release.wheel, cases, out, case),
+                       env=env, check=True, capture_output=True, text=True)
+        return out.read_bytes()
+
+    with ThreadPoolExecutor(2) as pool:
+        job, alone = pool.map(run, (None, ALONE))
+    committed = _committed_md5("results/trajectories/" + "/".join(JOB) + ".jsonl")
+    assert hashlib.md5(job).hexdigest() == committed  # noqa: S324 - DVC's checksum
+    line = next(line + b"\n" for line in job.splitlines()
+                if json.loads(line)["case_id"] == ALONE)
+    assert alone == line
+    assert json.loads(line)["model_identity"]["kernels"] == "portable"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
+def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
+        tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
+    """Natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs; MKL's
+    `AVX2` mode gave these two different bits, its `COMPATIBLE` mode does not."""
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.fail("qemu-x86_64 is not installed (Debian's qemu-user; see .ci/run)")
@@ -118,19 +163,14 @@ def test_a_default_run_model_job_gives_the_committed_bytes_on_emulated_intel_and
     from toolcalib.jsonio import write_jsonl
 
     cases = tmp_path / "cases.jsonl"
-    write_jsonl(cases, load_cases(bfcl_release, JOB[3]))
+    write_jsonl(cases, load_cases(bfcl_release, "irrelevance")[:1])
     runs = {"native": [], **{name: [qemu, "-cpu", model] for name, model in EMULATED.items()}}
-    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
     for name in runs:
         (tmp_path / name).mkdir()
-
-    def run(name: str) -> str:
-        out = tmp_path / name / "out.jsonl"
-        subprocess.run([*runs[name], *_job_command(smollm2_dir, bfcl_release.wheel, cases, out)],
-                       env=env, check=True, capture_output=True, text=True)
-        return hashlib.md5(out.read_bytes()).hexdigest()  # noqa: S324 - DVC's checksum
-
     with ThreadPoolExecutor(len(runs)) as pool:
-        md5 = dict(zip(runs, pool.map(run, runs), strict=True))
-    committed = _committed_md5("results/trajectories/" + "/".join(JOB) + ".jsonl")
-    assert md5 == {name: committed for name in runs}
+        texts = dict(zip(runs, pool.map(
+            lambda name: _generate(runs[name], smollm2_dir, bfcl_release.wheel, cases,
+                                   tmp_path / name / "out.jsonl"), runs), strict=True))
+    assert texts["intel"] == texts["native"] and texts["amd"] == texts["native"]
+    identity = json.loads(texts["native"].splitlines()[0])["model_identity"]
+    assert identity["kernels"] == "portable" and identity["linear"] == "int8"
