@@ -15,7 +15,8 @@ CASE_SCHEMA: dict[str, pl.DataType] = CASES.schema()
 
 
 def per_case(actions: Rows, scores: Rows, cases: Cases,
-             structural: Mapping[tuple[Any, ...], bool | None] | None = None) -> pl.DataFrame:
+             structural: Mapping[tuple[Any, ...], Mapping[str, bool | None]] | None = None
+             ) -> pl.DataFrame:
     """`case_rows` of tables or records, as a typed frame."""
     rows = case_rows(action_table(actions).iter_rows(named=True),
                      score_table(scores).iter_rows(named=True),

@@ -361,7 +361,7 @@ def jsonl_bytes(rows: Iterable[Row], columns: Sequence[str]) -> bytes:
     return "".join(lines).encode()
 
 
-def _csv_field(value: Any) -> str:
+def _csv_field(value: str | int | float | None) -> str:
     if value is None:
         return ""
     if value is True or value is False:
