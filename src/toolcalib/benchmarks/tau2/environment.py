@@ -42,8 +42,7 @@ def tau2_module(release: Tau2Release, name: str) -> Any:
 def task_as_read(release: Tau2Release, task: dict[str, Any]) -> dict[str, Any]:
     """A task as τ²'s `Task` model reads it (absent fields at their defaults): two tasks τ²
     cannot tell apart give equal dicts, whichever optional fields their files write out."""
-    model = tau2_module(release, "tau2.data_model.tasks").Task.model_validate(task)
-    return dict(model.model_dump(mode="json"))
+    return dict(_task_model(release, task).model_dump(mode="json"))
 
 
 class Tau2Environment:
