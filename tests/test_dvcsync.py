@@ -162,3 +162,18 @@ def test_dvc_repro_matches_snakemake(tmp_path: Path) -> None:
     assert "up to date" in run(via_snakemake, "dvc", "status")
     lock = (via_dvc / "dvc.lock").read_text()
     assert (via_snakemake / "dvc.lock").read_text() == lock
+
+
+def test_sync_drops_the_lock_stages_dvc_yaml_no_longer_has(tmp_path: Path) -> None:
+    root = make_workflow(tmp_path / "wf")
+    args = {"snakefile": Path("Snakefile"), "configfiles": [Path("config.yaml")], **RENDER}
+    sync(root, **args)
+    kept = "\n".join(f"  {name}:\n    cmd: x\n    outs:\n    - path: {name}.txt"
+                     for name in yaml.safe_load((root / "dvc.yaml").read_text())["stages"])
+    lock = f"schema: '2.0'\nstages:\n{kept}\n  gone--a:\n    cmd: old\n    deps:\n    - path: a\n"
+    (root / "dvc.lock").write_text(lock)
+    with pytest.raises(DvcYamlStale, match="1 stage\\(s\\) dvc.yaml does not have .*: gone--a"):
+        sync(root, check=True, **args)
+    assert sync(root, **args) is False
+    assert (root / "dvc.lock").read_text() == f"schema: '2.0'\nstages:\n{kept}\n"
+    assert sync(root, check=True, **args) is True

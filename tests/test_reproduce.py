@@ -165,3 +165,28 @@ def test_stale_lock_stages_and_unbuilt_outputs_fail(tmp_path):
     assert result.stale == ["evaluate"] and result.missing == [ACTIONS]
     text = render(result)
     assert "STALE   evaluate" in text and "reproduce: FAILED: 2 of 3" in text
+
+
+def test_a_stage_that_wrote_other_bytes_names_the_packages_that_differ(tmp_path):
+    committed = make_tree(tmp_path / "a", [record("c1", "hi")])
+    built = make_tree(tmp_path / "b", [record("c1", "hi")])
+    (built / "results/model.bin").write_text("other")
+    for root, text in ((committed, "one"), (built, "other")):
+        (root / "results/model.bin").write_text(text)
+        lock = yaml.safe_load((root / "dvc.lock").read_text())
+        lock["stages"]["model"] = {"cmd": "m", "deps": [], "outs": [
+            {"path": "results/model.bin", "md5": md5(root / "results/model.bin")}]}
+        (root / "dvc.lock").write_text(yaml.safe_dump(lock))
+        (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+            name: {"cmd": "x"} for name in lock["stages"]}}))
+    manifest = json.loads((built / "results/manifest.json").read_text())
+    manifest["packages"]["transformers"] = "99.0.0"
+    manifest["packages"]["toolcalib"] = "9.9.9"  # the project itself is the code, not a package
+    (built / "results/manifest.json").write_text(json.dumps(manifest))
+    result = compare(committed, built)
+    recorded = json.loads((committed / "results/manifest.json").read_text())["packages"]
+    assert result.packages == [f"transformers {recorded['transformers']} -> 99.0.0"]
+    model = next(d for d in result.differing if d["path"] == "results/model.bin")
+    assert model["why"][0].endswith("(the packages above differ)")
+    assert f"constraints.txt pins the lock's): transformers {recorded['transformers']}" \
+        in render(result)

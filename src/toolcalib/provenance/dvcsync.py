@@ -221,7 +221,8 @@ def sync(
     uncached: Sequence[str] = DEFAULT_UNCACHED,
     check: bool = False,
 ) -> bool:
-    """Make ``repo_root/dvc.yaml`` match the DAG; True when it already did.
+    """Make ``repo_root/dvc.yaml`` match the DAG, and drop the stages ``dvc.lock`` records that
+    it no longer has; True when both already held.
 
     With ``check`` nothing is written and a stale file raises :class:`DvcYamlStale`.
     Snakemake's workdir is ``repo_root`` (DVC stages run there; no ``wdir``).
@@ -230,8 +231,16 @@ def sync(
     text = render_dvc_yaml(jobs, metrics=metrics, plots=plots, uncached=uncached)
     path = repo_root / "dvc.yaml"
     old = path.read_text(encoding="utf-8") if path.exists() else ""
+    lock = repo_root / "dvc.lock"
+    stale = stale_lock_stages(lock, set(yaml.safe_load(text)["stages"]))
+    if stale and check:
+        raise DvcYamlStale(f"dvc.lock records {len(stale)} stage(s) dvc.yaml does not have "
+                           f"(rerun `toolcalib dvc-sync` to drop them): {', '.join(stale)}\n")
+    if stale:
+        lock.write_text(drop_lock_stages(lock.read_text(encoding="utf-8"), set(stale)),
+                        encoding="utf-8")
     if old == text:
-        return True
+        return not stale
     if check:
         diff = difflib.unified_diff(
             old.splitlines(keepends=True),
@@ -242,6 +251,29 @@ def sync(
         raise DvcYamlStale("".join(diff))
     path.write_text(text, encoding="utf-8")
     return False
+
+
+def stale_lock_stages(lock: Path, stages: set[str]) -> list[str]:
+    """The stages `lock` records that are not in `stages` (DVC keeps a removed stage's entry)."""
+    if not lock.is_file():
+        return []
+    recorded = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    return sorted(set(recorded) - stages)
+
+
+def drop_lock_stages(text: str, names: set[str]) -> str:
+    """dvc.lock's text without the named stages' blocks, every other byte kept (DVC's own
+    layout: a stage is the `  name:` line under `stages:` and its deeper-indented lines)."""
+    kept: list[str] = []
+    dropping = False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("  ") and not line.startswith("   "):
+            dropping = line.strip().removesuffix(":") in names
+        elif not line.startswith(" "):
+            dropping = False
+        if not dropping:
+            kept.append(line)
+    return "".join(kept)
 
 
 def main_dvc_sync(argv: Sequence[str] | None = None) -> int:
@@ -262,5 +294,6 @@ def main_dvc_sync(argv: Sequence[str] | None = None) -> int:
     except DvcYamlStale as stale:
         sys.stderr.write(f"dvc.yaml is stale; run `toolcalib dvc-sync`:\n{stale}")
         return 1
-    print("dvc.yaml is up to date" if fresh else "dvc.yaml written")
+    print("dvc.yaml and dvc.lock are up to date" if fresh
+          else "dvc.yaml written, dvc.lock's stages that it no longer has dropped")
     return 0

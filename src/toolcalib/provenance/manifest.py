@@ -19,10 +19,13 @@ from typing import Any
 from toolcalib.jsonio import sha256_file
 from toolcalib.provenance.trajdigest import file_digests
 
-CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml")
+CODE_PATHS = ("Snakefile", "workflow", "config", "src", "pyproject.toml", "constraints.txt")
 """Tracked paths whose uncommitted edits make the code version 'dirty'."""
 PACKAGES = ("toolcalib", "snakemake", "dvc", "polars", "pydantic", "msgspec", "jsonlines",
-            "torch", "transformers", "openai", "httpx", "llama_cpp_python")
+            "torch", "transformers", "tokenizers", "safetensors", "gguf", "numpy", "jinja2",
+            "accelerate", "matplotlib", "deepdiff", "openai", "httpx", "llama_cpp_python")
+"""The releases that shape the outputs' bytes (all of them pinned by constraints.txt);
+`toolcalib reproduce` names those whose version differs from the lock's manifest."""
 
 
 def code_version(root: str | Path = ".") -> dict[str, Any]:

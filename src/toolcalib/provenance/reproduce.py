@@ -55,6 +55,7 @@ class Comparison:
     manifest: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=dict)
+    packages: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -88,6 +89,7 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
                         extra=sorted(built.keys() - committed.keys()),
                         machine={"recorded": capability(recorded_manifest),
                                  "built": capability(built_manifest)})
+    result.packages = package_changes(recorded_manifest, built_manifest)
     # a lock entry no dvc.yaml stage owns, or an output recorded but not built, proves nothing
     result.stale = sorted(committed_stages.keys() - _stage_names(committed_root))
     result.missing = sorted({*result.missing, *(p for p in built
@@ -107,7 +109,7 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
             why = [f"the code it runs differs from the lock's: {_listed(code)}"]
         else:
             why = ["its recorded inputs and code are equal: the stage wrote other bytes "
-                   "from them"]
+                   "from them" + (" (the packages above differ)" if result.packages else "")]
         result.differing.append({"path": path, "stage": stage, "recorded": md5,
                                  "built": built[path][0], "why": why})
     for section in CONTENT:
@@ -116,6 +118,13 @@ def compare(committed_root: Path, built_root: Path) -> Comparison:
             result.manifest.append(f"{MANIFEST}: section `{section}` differs"
                                    + (f" ({', '.join(keys)})" if keys else ""))
     return result
+
+
+def package_changes(recorded: dict[str, Any], built: dict[str, Any]) -> list[str]:
+    """`name recorded -> built` for each package both manifests name at different versions."""
+    old, new = recorded.get("packages") or {}, built.get("packages") or {}
+    return [f"{name} {old[name]} -> {new[name]}" for name in sorted(old.keys() & new.keys())
+            if name != "toolcalib" and old[name] != new[name]]
 
 
 def _stage_names(root: Path) -> set[str]:
@@ -149,6 +158,9 @@ def render(result: Comparison) -> str:
     machine = result.machine
     lines = [f"lock made on CPU capability {machine['recorded'] or 'unknown'}, built here on "
              f"{machine['built'] or 'unknown'}"]
+    if result.packages:
+        lines.append("packages differ from the lock's manifest (constraints.txt pins the lock's): "
+                     + ", ".join(result.packages))
     for item in result.differing:
         lines.append(f"DIFFERS {item['path']}  <- stage {item['stage']}")
         lines.append(f"        md5 {item['recorded']} recorded, {item['built']} built")
