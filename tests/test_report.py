@@ -16,7 +16,7 @@ from toolcalib.jsonio import InputError
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.rows import CELL_KEYS
 from toolcalib.metrics.triples import triples
-from toolcalib.report import build_report, render_html
+from toolcalib.report import ReportTables, build_report, render_html
 from toolcalib.report.audit import audited
 from toolcalib.report.build import render_summary
 from toolcalib.report.selfcheck import checks
@@ -91,8 +91,8 @@ def frames() -> dict[str, pl.DataFrame]:
 
 def build(out_dir: Path) -> Path:
     f = frames()
-    return build_report(f["triples"], f["confusion"], f["per_case"], shift=f["shift"],
-                        validation=f["validation"], out_dir=out_dir)  # fmt: skip
+    return build_report(ReportTables(f["triples"], f["confusion"], f["per_case"],
+                                     shift=f["shift"], validation=f["validation"]), out_dir)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,8 @@ def test_page_is_self_contained(report: Path) -> None:
     missing = set(re.findall(r'href="#([^"]+)"', text)) - set(ids)
     assert not missing, f"links without a target: {sorted(missing)[:5]}"
     f = frames()
-    summary = render_summary(f["triples"], shift=f["shift"], validation=f["validation"])
+    summary = render_summary(ReportTables(f["triples"], f["confusion"], f["per_case"],
+                                          shift=f["shift"], validation=f["validation"]))
     assert (report.parent / "summary.md").read_text() == summary
 
 
@@ -161,7 +162,7 @@ def test_ambiguous_turns_are_counted_per_cell(report: Path) -> None:
 def test_a_variant_that_changed_nothing_is_one_line(tmp_path: Path) -> None:
     f = frames()
     flat = f["shift"].with_columns(delta=pl.lit(0.0), p_value=pl.lit(1.0))
-    text = render_html(f["triples"], f["confusion"], f["per_case"], shift=flat)
+    text = render_html(ReportTables(f["triples"], f["confusion"], f["per_case"], shift=flat))
     shifts = text[text.index('<section id="shifts">'):text.index('<section id="triples">')]
     assert "org/model-a · paraphrase: no change (every delta 0 over 2 categories x 3 metrics)" \
         in shifts
@@ -227,7 +228,7 @@ def test_every_number_links_to_its_cases(report: Path) -> None:
 def test_per_case_must_agree_with_triples() -> None:
     f = frames()
     with pytest.raises(InputError, match="disagrees with the triples"):
-        render_html(f["triples"], f["confusion"], f["per_case"].slice(1))
+        render_html(ReportTables(f["triples"], f["confusion"], f["per_case"].slice(1)))
 
 
 @pytest.fixture(scope="session")

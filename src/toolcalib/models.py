@@ -10,15 +10,19 @@ dtype `gguf`).
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -139,9 +143,15 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
     """Dequantize the GGUF with transformers (or, `keep_gguf`, move it into `folder` as it
     is) and save weights, tokenizer and manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
+    with gguf_read_once():
+        _convert(gguf, folder, source, keep_gguf, offline)
+
+
+def _convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool,
+             offline: dict[str, Any]) -> None:
     from transformers import AutoTokenizer
 
-    offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
     gguf_bytes = gguf.stat().st_size
     if keep_gguf:
@@ -163,6 +173,33 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
         files={p.name: sha256_file(p) for p in sorted(folder.iterdir())},
         versions={name: version(name) for name in ("transformers", "torch", "gguf")})
     write_json(folder / MANIFEST, manifest)
+
+
+@contextmanager
+def gguf_read_once() -> Iterator[None]:
+    """transformers reads a GGUF's metadata (every tokenizer string) once per `from_pretrained`
+    (tokenizer, then the model's config) and builds gguf's tensor-name map once per module of
+    the model: here each is computed once and handed out as a copy, the same values, about a
+    third less conversion time (bench/model_conversion.py). Restored on exit."""
+    import gguf as gguf_package
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    load, name_map = gguf_utils.load_gguf_checkpoint, gguf_package.get_tensor_name_map
+    metadata: dict[str, Any] = {}
+
+    def load_once(path: Any, return_tensors: bool = False, **tensor_args: Any) -> Any:
+        if return_tensors or tensor_args:
+            return load(path, return_tensors, **tensor_args)
+        if str(path) not in metadata:
+            metadata[str(path)] = load(path, False)
+        return copy.deepcopy(metadata[str(path)])
+
+    gguf_utils.load_gguf_checkpoint = load_once
+    gguf_package.get_tensor_name_map = functools.cache(name_map)
+    try:
+        yield
+    finally:
+        gguf_utils.load_gguf_checkpoint, gguf_package.get_tensor_name_map = load, name_map
 
 
 def read_manifest(model_dir: str | Path) -> ModelManifest:

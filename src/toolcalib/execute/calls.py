@@ -151,12 +151,20 @@ def _literal(node: ast.AST, where: str, depth: int) -> Any:
     raise CallParseError(f"{where}: {_describe(node)} is not a literal")
 
 
+def json_scalar(value: Any) -> bool:
+    """Whether `value` is a JSON scalar (None, a string, a bool, an int or a float); a float
+    that is not finite raises ValueError naming it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"non-finite number {value!r}")
+    return value is None or isinstance(value, str | bool | int | float)
+
+
 def _constant(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CallParseError(f"{where}: non-finite number {value!r}")
+    try:
+        scalar = json_scalar(value)
+    except ValueError as error:
+        raise CallParseError(f"{where}: {error}") from None
+    if scalar:
         return value
     raise CallParseError(f"{where}: {type(value).__name__} literals are not allowed")
 

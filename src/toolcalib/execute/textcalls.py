@@ -37,13 +37,18 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolcalib.execute.calls import MAX_DEPTH, CallParseError, ParamOrder, parse_calls
+from toolcalib.execute.calls import (
+    MAX_DEPTH,
+    CallParseError,
+    ParamOrder,
+    json_scalar,
+    parse_calls,
+)
 from toolcalib.records import Emission, ToolCall
 
 Status = Literal["none", "ok", "malformed"]
@@ -223,11 +228,7 @@ def _native(value: Any, depth: int = 0) -> Any:
     """`value` as JSON-native data (tuples become lists); anything else raises ValueError."""
     if depth > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH}")
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"non-finite number {value!r}")
+    if json_scalar(value):
         return value
     if isinstance(value, list | tuple):
         return [_native(item, depth + 1) for item in value]

@@ -1,5 +1,5 @@
 """The HTML report: triples with audit links, heatmaps, GAR vs Acc, variant shifts."""
 
-from toolcalib.report.build import FILES, build_report, render_html
+from toolcalib.report.build import FILES, ReportTables, build_report, render_html
 
-__all__ = ["FILES", "build_report", "render_html"]
+__all__ = ["FILES", "ReportTables", "build_report", "render_html"]

@@ -8,6 +8,7 @@ listing."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +25,22 @@ SCORED = pl.col("n") > 0
 TITLE = "toolcalib: action-class calibration report"
 FILES = ("index.html", "summary.md")
 HEADLINE_VARIANT = "baseline"
+
+
+@dataclass(frozen=True)
+class ReportTables:
+    """What the report is built from. `triples`, `confusion`, `per_case`: the metrics stage's
+    tables; `shift`: model, variant, benchmark, category, metric, delta, p_value; `validation`:
+    shown as is; `policies`: the reference policies' model names and kinds (None: models named
+    `policy-<kind>`); `published`: the published runs' table (`metrics.published`)."""
+
+    triples: pl.DataFrame
+    confusion: pl.DataFrame
+    per_case: pl.DataFrame
+    shift: pl.DataFrame | None = None
+    validation: pl.DataFrame | None = None
+    policies: dict[str, str] | None = None
+    published: pl.DataFrame | None = None
 
 
 def headline_variant(triples: pl.DataFrame) -> str | None:
@@ -53,20 +70,11 @@ def unchanged(shift: pl.DataFrame) -> pl.DataFrame:
             .sort("model", "variant"))
 
 
-def render_html(
-    triples: pl.DataFrame,
-    confusion: pl.DataFrame,
-    per_case: pl.DataFrame,
-    *,
-    shift: pl.DataFrame | None = None,
-    validation: pl.DataFrame | None = None,
-    policies: dict[str, str] | None = None,
-    published: pl.DataFrame | None = None,
-) -> str:
-    """The page's text; equal inputs give equal text (rows are taken in sorted order).
-    `policies`: the reference policies' model names and kinds (None: models named
-    `policy-<kind>`); `published`: the published runs' table (`metrics.published`)."""
-    triples = triples.sort(CELL_KEYS)
+def render_html(tables: ReportTables) -> str:
+    """The page's text; equal inputs give equal text (rows are taken in sorted order)."""
+    confusion, per_case, policies = tables.confusion, tables.per_case, tables.policies
+    shift, validation, published = tables.shift, tables.validation, tables.published
+    triples = tables.triples.sort(CELL_KEYS)
     slug_of = slugs([tuple(row) for row in triples.select(CELL_KEYS).iter_rows()])
     lists = case_lists(triples, per_case)
     real, kinds = split_models(triples, policies, published)
@@ -130,16 +138,10 @@ def render_html(
     return page.document(TITLE, sections)
 
 
-def render_summary(
-    triples: pl.DataFrame,
-    *,
-    shift: pl.DataFrame | None = None,
-    validation: pl.DataFrame | None = None,
-    policies: dict[str, str] | None = None,
-    published: pl.DataFrame | None = None,
-) -> str:
+def render_summary(tables: ReportTables) -> str:
     """summary.md: the page's sections in the page's order, as markdown."""
-    triples = triples.sort(CELL_KEYS)
+    shift, policies, published = tables.shift, tables.policies, tables.published
+    triples = tables.triples.sort(CELL_KEYS)
     real, kinds = split_models(triples, policies, published)
     if shift is not None:
         shift = shift.filter(pl.col("model").is_in(real)).sort(
@@ -147,7 +149,7 @@ def render_summary(
     return summary.markdown(
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
-        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE,
+        checks=checks(triples, kinds), kinds=kinds, validation=tables.validation, title=TITLE,
         published=published)
 
 
@@ -161,28 +163,10 @@ def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) 
     return "\n" + page.note(f"{what}: " + "; ".join(" · ".join(group) for group in empty))
 
 
-def build_report(
-    triples: pl.DataFrame,
-    confusion: pl.DataFrame,
-    per_case: pl.DataFrame,
-    *,
-    shift: pl.DataFrame | None = None,
-    validation: pl.DataFrame | None = None,
-    policies: dict[str, str] | None = None,
-    published: pl.DataFrame | None = None,
-    out_dir: str | Path,
-) -> Path:
-    """Write `out_dir/index.html` (figures inline, nothing external) and `summary.md`.
-
-    `triples`, `confusion`, `per_case` are the metrics stage's tables; `shift` has columns
-    model, variant, benchmark, category, metric, delta, p_value; `validation` is shown as is.
-    Returns the path of index.html.
-    """
+def build_report(tables: ReportTables, out_dir: str | Path) -> Path:
+    """Write `out_dir/index.html` (figures inline, nothing external) and `summary.md`; returns
+    the path of index.html."""
     out = Path(out_dir)
-    text = render_html(triples, confusion, per_case, shift=shift, validation=validation,
-                       policies=policies, published=published)
-    atomic_write_bytes(out / "index.html", text.encode("utf-8"))
-    md = render_summary(triples, shift=shift, validation=validation, policies=policies,
-                        published=published)
-    atomic_write_bytes(out / "summary.md", md.encode("utf-8"))
+    atomic_write_bytes(out / "index.html", render_html(tables).encode("utf-8"))
+    atomic_write_bytes(out / "summary.md", render_summary(tables).encode("utf-8"))
     return out / "index.html"

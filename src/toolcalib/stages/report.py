@@ -13,7 +13,7 @@ from toolcalib.metrics.paired import SHIFT_SCHEMA
 from toolcalib.metrics.published import PUBLISHED_SCHEMA
 from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
-from toolcalib.report import build_report
+from toolcalib.report import ReportTables, build_report
 from toolcalib.stages import log
 
 
@@ -30,7 +30,8 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
     checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
     table = metrics / "published.csv"
     published = read_csv_table(table, PUBLISHED_SCHEMA) if table.exists() else None
-    path = build_report(triples, confusion, per_case, shift=shift if shift.height else None,
-                        validation=checks, out_dir=out_dir, published=published,
-                        policies=json.loads(policies) if policies is not None else None)
+    tables = ReportTables(triples, confusion, per_case, shift=shift if shift.height else None,
+                          validation=checks, published=published,
+                          policies=json.loads(policies) if policies is not None else None)
+    path = build_report(tables, out_dir)
     log(f"report of {triples.height} triples -> {path}")

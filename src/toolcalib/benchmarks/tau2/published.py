@@ -64,8 +64,6 @@ EXCLUDED = "tau2:published:excluded"
 Pairing = Literal["none", "evidence"]
 OUTCOME_OF: dict[str, Outcome] = {"user_stop": "completed", "agent_stop": "completed",
                                   "max_steps": "step_cap", "too_many_errors": "step_cap"}
-ID_TOKEN = re.compile(r"#?\b[A-Za-z0-9_.@-]*\d[A-Za-z0-9_.@-]*\b")
-"""Identifier-like tokens of a task (user, order, reservation ids, e-mails), for pairing."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +71,13 @@ class Run:
     """One results file, shape-checked: its domain, tasks by id and raw simulations."""
 
     path: Path
+    """As the config names it (messages name the file by it)."""
     sha256: str
+    """Of the file's bytes, as read."""
     domain: str
     info: dict[str, Any]
+    """τ²'s `info` block: git commit, trials, step and error caps, user, agent, environment
+    (its policy among them) and seed."""
     tasks: dict[str, dict[str, Any]]
     simulations: list[dict[str, Any]]
 
@@ -218,6 +220,10 @@ def assign(run: Run, pairing: Pairing) -> list[Assignment]:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+ID_TOKEN = re.compile(r"#?\b[A-Za-z0-9_.@-]*\d[A-Za-z0-9_.@-]*\b")
+"""Identifier-like tokens of a task (user, order, reservation ids, e-mails), for pairing."""
 
 
 def identifiers(task: dict[str, Any]) -> set[str]:
