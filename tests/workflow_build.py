@@ -34,11 +34,12 @@ def artifacts(root: Path) -> dict[str, str]:
     }
 
 
-def tiny_project(root: Path) -> Path:
-    """The workflow and the code in a fresh git repository at `root` (committed, nothing run)."""
+def tiny_project(root: Path, extra: tuple[str, ...] = ()) -> Path:
+    """The workflow and the code (and the folders `extra` names, such as `data`) in a fresh git
+    repository at `root` (committed, nothing run)."""
     root.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("Snakefile", "workflow", "config", "src"):
+    for name in ("Snakefile", "workflow", "config", "src", *extra):
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, root / name, ignore=ignore)
@@ -52,15 +53,16 @@ def tiny_project(root: Path) -> Path:
     return root
 
 
-def place_release(root: Path, wheel: Path) -> None:
-    """The verified BFCL release put in place in `root` (a `tiny_project`) and recorded as the
-    download job's output (`--touch`: newer than the code, with Snakemake's metadata, so no
-    later run downloads it again)."""
-    raw = root / "results" / "raw" / "bfcl"
+def place_release(root: Path, wheel: Path, benchmark: str = "bfcl",
+                  configfile: str = TINY) -> None:
+    """A verified release (`wheel`, BFCL's by default) put in place in `root` (a
+    `tiny_project`) and recorded as the download job's output (`--touch`: newer than the code,
+    with Snakemake's metadata, so no later run downloads it again)."""
+    raw = root / "results" / "raw" / benchmark
     raw.mkdir(parents=True)
-    shutil.copy(wheel, raw / BFCL_FILE)
-    sh("snakemake", f"results/raw/bfcl/{BFCL_FILE}", "--cores", "1", "--configfile", TINY,
-       "--touch", "--forceall", "--quiet", cwd=root)
+    shutil.copy(wheel, raw / wheel.name)
+    sh("snakemake", f"results/raw/{benchmark}/{wheel.name}", "--cores", "1", "--configfile",
+       configfile, "--touch", "--forceall", "--quiet", cwd=root)
 
 
 def build_tiny(root: Path, wheel: Path) -> Path:

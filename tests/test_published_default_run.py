@@ -1,0 +1,47 @@
+"""The default run's published-run part, built by Snakemake from the committed default config in
+a fresh project: the four shipped τ² results files imported, their gold taken, classified and
+scored give the bytes the committed `dvc.lock` records, stage by stage (issue 26: the slow
+tier runs the default run with the four files; the repro tier rebuilds all of it)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.workflow_build import ROOT, place_release, sh, tiny_project
+
+DEFAULT = "config/config.yaml"
+STAGES = ("import_run--", "gold_published--", "evaluate_tau2--", "normalize--tau2--",
+          "gold--tau2--")
+
+
+def _published_models() -> list[str]:
+    config = yaml.safe_load((ROOT / DEFAULT).read_text(encoding="utf-8"))
+    return [m["name"] for m in config["models"] if m["backend"] == "replay"]
+
+
+def _committed_outputs(models: list[str]) -> dict[str, str]:
+    """path -> md5 of every output the committed lock records for the published models' stages
+    (import, gold, evaluate) and the τ² cases and gold they are read against."""
+    lock = yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))["stages"]
+    chosen = {name: stage for name, stage in lock.items() if name.startswith(STAGES)
+              and (name.startswith(STAGES[3:]) or any(f"--{m}--" in name for m in models))}
+    return {out["path"]: out["md5"] for stage in chosen.values() for out in stage["outs"]}
+
+
+@pytest.mark.slow
+def test_the_published_runs_give_the_committed_bytes(tmp_path: Path, tau2_wheel: Path) -> None:
+    models = _published_models()
+    committed = _committed_outputs(models)
+    assert len(models) == 3 and len(committed) >= 30, (models, len(committed))
+    project = tiny_project(tmp_path / "project", extra=("data",))
+    place_release(project, tau2_wheel, "tau2", DEFAULT)
+    targets = [f"results/runs/{m}/baseline/tau2/per_case.jsonl" for m in models]
+    sh("snakemake", *targets, "--cores", "2", "--configfile", DEFAULT, "--quiet", cwd=project)
+    built = {path: hashlib.md5((project / path).read_bytes()).hexdigest()  # noqa: S324 - DVC's
+             for path in committed}
+    differ = sorted(path for path in committed if built[path] != committed[path])
+    assert not differ, f"{len(differ)} of {len(committed)} outputs differ from dvc.lock: {differ}"
