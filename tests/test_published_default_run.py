@@ -5,13 +5,13 @@ tier runs the default run with the four files; the repro tier rebuilds all of it
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.workflow_build import ROOT, place_release, sh, tiny_project
+from toolcalib.provenance.lock import md5_file, read_lock
 
 DEFAULT = "config/config.yaml"
 STAGES = ("import_run--", "gold_published--", "evaluate_tau2--", "normalize--tau2--",
@@ -26,7 +26,7 @@ def _published_models() -> list[str]:
 def _committed_outputs(models: list[str]) -> dict[str, str]:
     """path -> md5 of every output the committed lock records for the published models' stages
     (import, gold, evaluate) and the τ² cases and gold they are read against."""
-    lock = yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))["stages"]
+    lock = read_lock(ROOT)
     chosen = {name: stage for name, stage in lock.items() if name.startswith(STAGES)
               and (name.startswith(STAGES[3:]) or any(f"--{m}--" in name for m in models))}
     return {out["path"]: out["md5"] for stage in chosen.values() for out in stage["outs"]}
@@ -41,7 +41,6 @@ def test_the_published_runs_give_the_committed_bytes(tmp_path: Path, tau2_wheel:
     place_release(project, tau2_wheel, "tau2", DEFAULT)
     targets = [f"results/runs/{m}/baseline/tau2/per_case.jsonl" for m in models]
     sh("snakemake", *targets, "--cores", "2", "--configfile", DEFAULT, "--quiet", cwd=project)
-    built = {path: hashlib.md5((project / path).read_bytes()).hexdigest()  # noqa: S324 - DVC's
-             for path in committed}
+    built = {path: md5_file(project / path) for path in committed}
     differ = sorted(path for path in committed if built[path] != committed[path])
     assert not differ, f"{len(differ)} of {len(committed)} outputs differ from dvc.lock: {differ}"

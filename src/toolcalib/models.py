@@ -143,28 +143,23 @@ def convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool = Fal
     """Dequantize the GGUF with transformers (or, `keep_gguf`, move it into `folder` as it
     is) and save weights, tokenizer and manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
-    with gguf_read_once():
-        _convert(gguf, folder, source, keep_gguf, offline)
-
-
-def _convert(gguf: Path, folder: Path, source: ModelSource, keep_gguf: bool,
-             offline: dict[str, Any]) -> None:
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
-    gguf_bytes = gguf.stat().st_size
-    if keep_gguf:
-        folder.mkdir()
-        gguf.rename(folder / gguf.name)
-    else:
-        import torch
-        from transformers import AutoModelForCausalLM, GgufConfig
+    offline = {"gguf_file": gguf.name, "local_files_only": True}  # also saved: keep it fixed
+    with gguf_read_once():
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **offline)
+        gguf_bytes = gguf.stat().st_size
+        if keep_gguf:
+            folder.mkdir()
+            gguf.rename(folder / gguf.name)
+        else:
+            import torch
+            from transformers import AutoModelForCausalLM, GgufConfig
 
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, dtype=getattr(torch, source.dtype),
-            quantization_config=GgufConfig(dequantize=True), **offline)
-        model.save_pretrained(folder)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, dtype=getattr(torch, source.dtype),
+                quantization_config=GgufConfig(dequantize=True), **offline)
+            model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     manifest = ModelManifest(
         gguf_file=source.gguf_file, gguf_sha256=source.sha256, gguf_bytes=gguf_bytes,

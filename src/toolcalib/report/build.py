@@ -140,17 +140,17 @@ def render_html(tables: ReportTables) -> str:
 
 def render_summary(tables: ReportTables) -> str:
     """summary.md: the page's sections in the page's order, as markdown."""
-    shift, policies, published = tables.shift, tables.policies, tables.published
+    shift, validation = tables.shift, tables.validation
     triples = tables.triples.sort(CELL_KEYS)
-    real, kinds = split_models(triples, policies, published)
+    real, kinds = split_models(triples, tables.policies, tables.published)
     if shift is not None:
         shift = shift.filter(pl.col("model").is_in(real)).sort(
             "model", "variant", "benchmark", "category", "metric")
     return summary.markdown(
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
-        checks=checks(triples, kinds), kinds=kinds, validation=tables.validation, title=TITLE,
-        published=published)
+        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE,
+        published=tables.published)
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:
