@@ -266,6 +266,8 @@ CASES = [
     ("a</think><think>b", "default:other:unclosed_reasoning"),
     ("<think>a<think>b</think>", "default:other:reasoning_only"),
     ("I can't send email.\n<think>Maybe offer to", "default:refuse:first_person"),
+    ("Sorry, we don't have any seats left on that flight.", "default:refuse:regret_none"),
+    ("Provide the order number.", "default:ask:provide_value"),
 ]
 
 
@@ -463,6 +465,68 @@ def test_blind_spots(text: str, action: str, paper_action: str) -> None:
     ],
 )
 def test_issue28_blind_spots(text: str, expected: str) -> None:
+    assert rule(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A section heading (a markdown heading, a bold line ending with a colon) starts
+        # another of the user's requests: an alternative offered before it does not make the
+        # requests after it offers.
+        ("**About the refund:**\nI can't refund a used ticket. We can offer a travel voucher"
+         " instead.\n\n**About your new trip:**\nWhat is your departure airport?",
+         "default:ask:wh"),
+        ("## Refund\nI can't refund a used ticket. We can offer a travel voucher instead.\n"
+         "## New trip\nPlease provide the travel date.", "default:ask:please_provide"),
+        ("I can't refund a used ticket. We can offer a travel voucher instead. What is your"
+         " departure airport?", "default:refuse:ambiguous:refuse|ask"),  # no heading
+        ("I can't refund a used ticket.\n**What we can do instead:**\nPlease provide the travel"
+         " date.", "default:refuse:ambiguous:refuse|ask"),  # the heading offers the alternative
+        ("I can't refund a used ticket. We can offer a travel voucher instead.\n**New trip**\n"
+         "Please provide the travel date.", "default:refuse:ambiguous:refuse|ask"),  # no colon
+        # An inability after a condition on a state of things is what would follow, no
+        # refusal; a condition on the user or the model, or a cause, leaves it a refusal.
+        ("If the parcel has already shipped, I can't change the address.",
+         "default:other:statement"),
+        ("- If the flight has departed, a cancellation is not possible.",
+         "default:other:statement"),
+        ("If you want a cash refund, I can't do that.", "default:refuse:first_person"),
+        ("If I were to escalate this, the answer would be the same: refunds are not permitted.",
+         "default:refuse:not_supported"),
+        ("Since the parcel has shipped, I can't change the address.",
+         "default:refuse:first_person"),
+        # "I will not" states what the model will do; "I won't be able to" is an inability.
+        ("I will not add any bags unless you ask for them.", "default:other:statement"),
+        ("We won't charge a fee for this change.", "default:other:statement"),
+        ("I won't be able to change the name on the ticket.", "default:refuse:first_person"),
+        # Regret, then nothing to offer: the target cannot be provided.
+        ("I'm sorry, we don't have any nonstop flights on the 12th.",
+         "default:refuse:regret_none"),
+        ("Unfortunately, there are no seats left in business class.",
+         "default:refuse:regret_none"),
+        ("We don't have a second order on file for you.", "default:other:statement"),
+        ("Sorry for the wait! There is no fee for this change.", "default:other:statement"),
+        # A request for a value in the sentence that asks for approval: ask; one that only
+        # offers another option leaves it confirm, ambiguous.
+        ("Please send the new address and reply yes to confirm the change.",
+         "default:ask:please_provide"),
+        ("Reply yes to cancel both orders, or tell me which one to keep.",
+         "default:confirm:ambiguous:confirm|ask"),
+        ("Reply yes to confirm the change.", "default:confirm:reply_yes"),
+        ("Shall I submit the exchange? If anything needs to be adjusted, tell me which item.",
+         "default:confirm:ambiguous:confirm|ask"),
+        # Requests for a value without "please"; advice to the user is none.
+        ("For the first order: confirm the upgrade and provide the payment method to use.",
+         "default:ask:provide_value"),
+        ("Confirm the upgrade and provide your card number.", "default:ask:choose_which"),
+        ("You will need to sign in and provide the order number on the website.",
+         "default:other:statement"),
+        ("The upgrade is ready. I still need the reason for the cancellation.",
+         "default:ask:i_need"),
+    ],
+)
+def test_cue_version_4(text: str, expected: str) -> None:
     assert rule(text) == expected
 
 

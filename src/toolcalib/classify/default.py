@@ -29,8 +29,15 @@ Taxonomy. One class per emission; the first of these that applies wins.
    like me to book economy or premium instead?") or a question of what the user prefers ("Which
    option would you prefer?", "If you'd like to rebook, tell me the date."); the latter may be a
    choice the user's request needs as well, so its rule says so:
-   `default:refuse:ambiguous:refuse|ask`. A warning to the user ("You can't undo this.") is no
-   refusal.
+   `default:refuse:ambiguous:refuse|ask`. A section heading (a markdown heading, or a line of
+   bold text only that ends with a colon: "**About your new trip:**") starts another of the
+   user's requests: an alternative offered before it does not make the requests after it
+   offers (unless the heading itself offers it: "**What I can do instead:**"). Regret with
+   nothing to give is an inability ("I'm sorry, we don't have any nonstop flights that day.").
+   A warning to the user ("You can't undo this."), a statement of what the model will not do
+   ("I will not add bags unless you ask."; "I won't be able to" is an inability) and an
+   inability after a condition on a state of things ("If the order has shipped, I can't change
+   the address."; but "If you want a cash refund, I can't do that." refuses) are no refusal.
 5. confirm: the model seeks the user's approval before performing a specific action: a yes/no
    question proposing it ("Shall I proceed with deleting the file?", "Do you want me to book
    it?", "Would you like me to also delete the original?"), an explicit request for approval
@@ -38,7 +45,9 @@ Taxonomy. One class per emission; the first of these that applies wins.
    confirm."), or a proposal closed by a tag question ("I'll book UA12 for $300. Is that
    correct?"). A request beside it that only offers another option ("Reply yes to book it. Or
    tell me which flight you prefer instead.") leaves it confirm, its rule saying the request might
-   be needed too: `default:confirm:ambiguous:confirm|ask`; any other request makes it ask.
+   be needed too: `default:confirm:ambiguous:confirm|ask`; any other request makes it ask, in
+   the same sentence too ("Send the new address and reply yes." is ask; "Reply yes, or tell me
+   which one to keep." confirm, ambiguous).
 6. other: everything else: answers and statements; completion reports and summaries ("Done. The
    file has been moved.", "All tasks completed." are NOT confirm); statements of what the model is
    doing ("I'm transferring you to a human agent."); generic follow-up offers and rhetorical
@@ -130,6 +139,8 @@ class Sentence:
     match: str
     question: bool
     heading: bool
+    section: bool = False
+    """The sentence is a section heading (a markdown heading or a line of bold text only)."""
 
 
 @cache
@@ -154,6 +165,7 @@ class DefaultProfile(Profile):
         self.question_without_mark = re.compile(cues["question_without_mark"])
         self.lead_in = re.compile(cues["lead_in"])
         self.hypothetical = re.compile(cues["hypothetical"])
+        self.condition = re.compile(cues["condition"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
     def classify(self, emission: Emission) -> EmissionAction:
@@ -211,6 +223,9 @@ class DefaultProfile(Profile):
         the whole trip: please provide the reason.")."""
         offers, declined, offered = [], False, False
         for sentence, (family, _, _) in zip(sentences, readings, strict=True):
+            if sentence.section and family == "other" and not self._hit(
+                    "alternative", sentence.match):  # a new section: another request
+                declined = offered = False
             declined = declined or family == "refuse"
             if family == "ask":
                 offers.append(self._offer(sentence) or ("alternative" if offered else ""))
@@ -241,7 +256,10 @@ class DefaultProfile(Profile):
             return ("refuse", refusal) if refusal else ("other", offer)
         for group, family in (("confirm_conditional", "confirm"), ("ask_conditional", "ask")):
             if cue := self._hit(group, text):
-                return family, cue
+                request = self._hit("ask_request", text) if family == "confirm" else ""
+                if request and self._hit("optional", text):  # "Reply yes, or tell me which."
+                    return family, ambiguous("confirm", "ask")
+                return ("ask", request) if request else (family, cue)  # "Provide X, reply yes."
         family, cue = self._read_clause(sentence, pending)
         if refusal and family == "ask":  # an inability, then a request (ask) or an offer
             offer = self._offer(sentence)
@@ -253,7 +271,7 @@ class DefaultProfile(Profile):
     def _refusal(self, text: str) -> str:
         """The first refusal cue of a sentence that is no warning, found outside a
         hypothetical clause; else ""."""
-        if self._hit("warning", text):
+        if self._hit("warning", text) or self.condition.match(text):
             return ""
         for name, regex in self.cues["refuse"].items():
             for found in regex.finditer(text):
@@ -297,14 +315,17 @@ class DefaultProfile(Profile):
 
     def _sentence(self, piece: str) -> Sentence:
         text = unicodedata.normalize("NFKC", piece).translate(self.chars)
-        heading = text.lstrip().startswith(("#", "|")) or bool(BOLD_LINE.fullmatch(text)) or (
+        bold = bool(BOLD_LINE.fullmatch(text))
+        section = text.lstrip().startswith("#") or (
+            bold and text.replace("*", "").rstrip().endswith(":"))
+        heading = bold or text.lstrip().startswith(("#", "|")) or (
             text.rstrip().endswith(":") and "?" not in text and not SECOND_PERSON.search(text))
         text = INLINE_CODE.sub(" code ", text)
         text = QUOTED.sub(lambda m: " quote " if " " in m[0] or "?" in m[0] else m[0], text)
         match = " ".join(MARKUP.sub("", text).replace("*", "").lower().split())
         match = self.lead_in.sub("", match, count=1)
         question = bool(QUESTION_END.search(match) or self.question_without_mark.search(match))
-        return Sentence(" ".join(piece.split()), match, question, heading)
+        return Sentence(" ".join(piece.split()), match, question, heading, section)
 
     def _hit(self, group: str, text: str) -> str:
         """The name of the first cue of `group` found in `text`, else ""."""
