@@ -514,6 +514,8 @@ def test_issue28_blind_spots(text: str, expected: str) -> None:
         ("Reply yes to cancel both orders, or tell me which one to keep.",
          "default:confirm:ambiguous:confirm|ask"),
         ("Reply yes to confirm the change.", "default:confirm:reply_yes"),
+        ("Reply yes to confirm the address update.", "default:confirm:reply_yes"),  # what the
+        # yes confirms, no value asked
         ("Shall I submit the exchange? If anything needs to be adjusted, tell me which item.",
          "default:confirm:ambiguous:confirm|ask"),
         # Requests for a value without "please"; advice to the user is none.

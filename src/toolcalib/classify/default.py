@@ -256,7 +256,7 @@ class DefaultProfile(Profile):
             return ("refuse", refusal) if refusal else ("other", offer)
         for group, family in (("confirm_conditional", "confirm"), ("ask_conditional", "ask")):
             if cue := self._hit(group, text):
-                request = self._hit("ask_request", text) if family == "confirm" else ""
+                request = self._request(text) if family == "confirm" else ""
                 if request and self._hit("optional", text):  # "Reply yes, or tell me which."
                     return family, ambiguous("confirm", "ask")
                 return ("ask", request) if request else (family, cue)  # "Provide X, reply yes."
@@ -267,6 +267,13 @@ class DefaultProfile(Profile):
                 return family, cue
             return "refuse", refusal if offer == "proposal" else ambiguous("refuse", "ask")
         return ("refuse", refusal) if refusal else (family, cue)
+
+    def _request(self, text: str) -> str:
+        """The first request for a value in a sentence that asks for approval; "confirm the
+        <value>" there is what the approval confirms ("Reply yes to confirm the address
+        update."), no request."""
+        return next((name for name, regex in self.cues["ask_request"].items()
+                     if name != "confirm_value" and regex.search(text)), "")
 
     def _refusal(self, text: str) -> str:
         """The first refusal cue of a sentence that is no warning, found outside a
