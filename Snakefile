@@ -8,6 +8,8 @@ from toolcalib.config_schema import ConfigError, check_config, workflow_layers
 
 from toolcalib.provenance.status import print_summary
 
+from toolcalib.schedule import drop_local_rate_limit
+
 min_version("9.0")
 
 
@@ -36,6 +38,11 @@ rule all:
     input:
         final_targets(),
     default_target: True
+
+
+# A local run schedules on job events alone (Snakemake's submission rate limit is a cluster's).
+onstart:
+    drop_local_rate_limit(workflow)
 
 
 # The run summary (`toolcalib status`) when Snakemake ends: scored, excluded and failed cases.

@@ -3,9 +3,11 @@ job, one process per setting, run one after another on the same machine.
 
     python bench/kernel_families.py [--model qwen2.5-coder-0.5b] [--category irrelevance]
         [--limit 2] [--models-dir .pytest_cache/d/toolcalib-models] [--workdir DIR]
+        [--settings float-native float-portable]
 
 Prints each setting's wall time (start-up included) and the engine's prefill tok/s and decode
-s/step from its log, and the ratio of wall times to the first setting (float, native kernels).
+s/step from its log, and the ratio of wall times to the first setting (by default float,
+native kernels).
 `portable` gives the same bytes on every AVX2 machine (tests/test_hf_kernels.py checks it under
 QEMU), so its figures are what portable bits cost on this machine.
 """
@@ -65,6 +67,10 @@ def main() -> None:
     parser.add_argument("--models-dir", type=Path,
                         default=Path(".pytest_cache/d/toolcalib-models"))
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--settings", nargs="+", metavar="LINEAR-KERNELS",
+                        default=[f"{linear}-{kernels}" for linear, kernels in SETTINGS],
+                        help="which settings to run, in order (int8 is slow on AVX2 without "
+                             "VNNI)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kernels-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -74,7 +80,7 @@ def main() -> None:
     write_jsonl(cases, load_cases(BfclRelease(wheel), args.category)[:args.limit])
     print(f"{args.model}, {args.category} x {args.limit}, one thread, {load()}")
     base = None
-    for linear, kernels in SETTINGS:
+    for linear, kernels in (setting.split("-") for setting in args.settings):
         seconds, summary = run(args.model, model_dir, wheel, cases, work, linear, kernels)
         base = base or seconds
         print(f"  {linear:5} {kernels:8} {seconds:7.1f} s  ({base / seconds:.2f}x)  {summary}")

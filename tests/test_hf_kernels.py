@@ -1,6 +1,7 @@
 """`kernels: portable`: the libraries' variables are set before torch loads, a process without
-them is refused, (slow) a model job of the default run gives the committed bytes, and a real int8
-job gives the same bytes natively and on QEMU's emulated Intel and AMD AVX2 CPUs."""
+them is refused, (slow) a model job of the default run gives the committed bytes, and both
+default-run models compute the same bits natively and on QEMU's emulated Intel and AMD AVX2
+CPUs."""
 
 from __future__ import annotations
 
@@ -77,21 +78,6 @@ ALONE = "irrelevance_1"
 """A case of `JOB` run alone: it gives the line the batched job gives."""
 
 
-def _generate(prefix: list[str], model_dir: Path, wheel: Path, cases: Path,
-              out: Path) -> str:
-    spec = {"backend": "transformers", "name": "smollm2-135m",
-            "options": {"model_dir": str(model_dir), "tools_mode": "prompt", "linear": "int8",
-                        "kernels": "portable", "dtype": "float32", "decode_rows": 4,
-                        "max_new_tokens": 24}}
-    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
-    subprocess.run([*prefix, sys.executable, "-m", "toolcalib.cli", "generate",
-                    "--model-spec", json.dumps(spec), "--variant", "baseline",
-                    "--benchmark", "bfcl", "--cases", str(cases), "--source", str(wheel),
-                    "--store", str(out.parent / "store"), "--out", str(out)],
-                   env=env, check=True, capture_output=True, text=True)
-    return out.read_text(encoding="utf-8")
-
-
 def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path,
                  case: str | None = None) -> list[str]:
     """`toolcalib generate` for `JOB` as the workflow writes it (`spec_json`), the converted
@@ -150,27 +136,55 @@ def test_a_default_run_model_job_gives_the_committed_bytes(
     assert json.loads(line)["model_identity"]["kernels"] == "portable"
 
 
+PROBES = {"smollm2-135m": (40, 12), "qwen2.5-coder-0.5b": (24, 8)}
+"""Per default-run model: prompt tokens and new tokens of its `tests.kernel_probe` generation
+(sized for QEMU's TCG, which computes about 0.1 GFLOP/s here)."""
+
+
+def _model_options(name: str) -> dict:
+    """Model `name`'s options as the default config gives them."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    return next(m for m in config["models"] if m["name"] == name)["options"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
-def test_portable_int8_job_gives_the_same_bytes_on_emulated_intel_and_amd(
-        tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
-    """Natively (any AVX2 or AVX-512 machine) and under QEMU's Intel and AMD AVX2 CPUs; MKL's
-    `AVX2` mode gave these two different bits, its `COMPATIBLE` mode does not."""
+def test_default_run_models_compute_the_same_bits_on_emulated_intel_and_amd(
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Both default-run models, with their default-run options, give the same tokens and the
+    same bits in every layer's keys and values natively (any AVX2 or AVX-512 machine) and under
+    QEMU's Intel and AMD AVX2 CPUs: a prefill chunk (oneDNN), 4-row decode forwards (MKL's
+    `COMPATIBLE` weight-major product) and draft verification (oneDNN), the code paths of
+    every model job of the default run (whole jobs take hours under QEMU's TCG)."""
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.fail("qemu-x86_64 is not installed (Debian's qemu-user; see .ci/run)")
-    from toolcalib.benchmarks.bfcl.plugin import load_cases
-    from toolcalib.jsonio import write_jsonl
+    from .models import converted_model
 
-    cases = tmp_path / "cases.jsonl"
-    write_jsonl(cases, load_cases(bfcl_release, "irrelevance")[:1])
-    runs = {"native": [], **{name: [qemu, "-cpu", model] for name, model in EMULATED.items()}}
-    for name in runs:
-        (tmp_path / name).mkdir()
-    with ThreadPoolExecutor(len(runs)) as pool:
-        texts = dict(zip(runs, pool.map(
-            lambda name: _generate(runs[name], smollm2_dir, bfcl_release.wheel, cases,
-                                   tmp_path / name / "out.jsonl"), runs), strict=True))
-    assert texts["intel"] == texts["native"] and texts["amd"] == texts["native"]
-    identity = json.loads(texts["native"].splitlines()[0])["model_identity"]
-    assert identity["kernels"] == "portable" and identity["linear"] == "int8"
+    cache = request.config.cache.mkdir("toolcalib-models")
+    env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
+    runs = []
+    for name, (prompt, new) in PROBES.items():
+        options = {k: v for k, v in _model_options(name).items() if k != "shared_prefix_dir"}
+        assert options["kernels"] == "portable" and options.get("linear", "float") == "float"
+        command = [sys.executable, "-m", "tests.kernel_probe", str(converted_model(name, cache)),
+                   json.dumps(options), str(prompt), str(new)]
+        runs += [(name, cpu, [*([qemu, "-cpu", EMULATED[cpu]] if cpu != "native" else []),
+                               *command]) for cpu in ("native", *EMULATED)]
+
+    def probe(run: tuple[str, str, list[str]]) -> dict:
+        done = subprocess.run(run[2], env=env, cwd=ROOT, check=True, capture_output=True,
+                              text=True)
+        return json.loads(done.stdout)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip([(name, cpu) for name, cpu, _ in runs], pool.map(probe, runs),
+                           strict=True))
+    for name in PROBES:
+        native = results[name, "native"]
+        assert native["decode_steps"] > 0 and native["draft_forwards"] > 0
+        assert native["identity"]["kernels"] == "portable"
+        for cpu in EMULATED:
+            assert results[name, cpu] == native, (name, cpu)

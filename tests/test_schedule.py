@@ -1,5 +1,7 @@
+from types import SimpleNamespace
+
 from toolcalib.benchmarks import PLUGINS, get_benchmark
-from toolcalib.schedule import generate_priority
+from toolcalib.schedule import drop_local_rate_limit, generate_priority
 
 VARIANTS = ["baseline", "system-permission", "sri"]
 BFCL = get_benchmark("bfcl")
@@ -34,3 +36,18 @@ def test_every_benchmark_names_real_categories() -> None:
         for category, source in benchmark.opens_as.items():
             assert {category, source} <= set(benchmark.categories)
             assert source not in benchmark.opens_as
+
+
+def test_a_local_run_has_no_submission_rate_limit() -> None:
+    local = SimpleNamespace(local_exec=True, scheduler=SimpleNamespace(job_rate_limiter=object()))
+    assert drop_local_rate_limit(local) is True
+    assert local.scheduler.job_rate_limiter is None
+    assert drop_local_rate_limit(local) is False  # nothing left to drop
+
+
+def test_a_cluster_run_keeps_its_limit() -> None:
+    limiter = object()
+    cluster = SimpleNamespace(local_exec=False, scheduler=SimpleNamespace(job_rate_limiter=limiter))
+    assert drop_local_rate_limit(cluster) is False
+    assert cluster.scheduler.job_rate_limiter is limiter
+    assert drop_local_rate_limit(SimpleNamespace(local_exec=True)) is False  # no scheduler yet

@@ -7,16 +7,18 @@ Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_to
 `auto`, the default, is bfloat16 where the CPU computes it natively (AVX512-BF16 or AMX) and
 float32 elsewhere; the resolved dtype enters the identity), `linear` (`float`, or `int8`: integer
 linear layers, see `hf_int8`), `kernels` (`native`, or `portable`: the same code, hence bits,
-on every x86-64 CPU with AVX2, Intel or AMD; see `hf_kernels`), `threads` (torch threads: 1,
+on every x86-64 CPU with AVX2, Intel or AMD, float linear layers on oneDNN; see `hf_kernels`
+and `hf_onednn`), `threads` (torch threads: 1,
 see below), `keep_response` (show the members of the tool docs a benchmark marks as its own,
 `Request.extras`: BFCL's `response` schema; default False: it is a third of a BFCL prompt,
 OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
-layers as `W @ xᵀ`, faster for decode's few rows: True; see `hf_engine`), `draft_tokens` (most
-tokens of a prompt-lookup draft verified in one forward: 16; 0 decodes token by token; see
-`hf_engine`), `shared_prefix_dir` (folder where the KV of long system messages is kept for
-other processes of the same model: none; see `hf_shared_prefixes`).
+layers as `W @ xᵀ`, faster for decode's few rows: True; native kernels only, `portable` has its
+own split, see `hf_onednn`), `draft_tokens` (most tokens of a prompt-lookup draft verified in
+one forward: 16; 0 decodes token by token; see `hf_engine`), `shared_prefix_dir` (folder where
+the KV of long system messages is kept for other processes of the same model: none; see
+`hf_shared_prefixes`).
 
 Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size`,
 `prefix_cache_tokens` and `shared_prefix_dir` stay out of the identity; `prefill_chunk`, the cut
@@ -53,6 +55,7 @@ from transformers.utils import logging as hf_logging  # noqa: E402
 
 from toolcalib.backends.hf_engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
 from toolcalib.backends.hf_int8 import int8_linear  # noqa: E402
+from toolcalib.backends.hf_onednn import onednn_linear  # noqa: E402
 from toolcalib.backends.hf_prompt import (  # noqa: E402
     PROMPT_VERSION,
     check_tools_mode,
@@ -82,6 +85,8 @@ class TransformersBackend:
             attn_implementation=ATTENTION).eval()
         if options.linear == "int8":
             int8_linear(self.model)
+        elif options.kernels == "portable":
+            onednn_linear(self.model)
         elif options.weight_major:
             weight_major(self.model)
         limit = self.model.config.max_position_embeddings

@@ -52,9 +52,10 @@ from toolcalib.backends.hf_prompt import chunk_cuts
 from toolcalib.backends.hf_shared_prefixes import SharedPrefixes
 
 ATTENTION = "toolcalib_rows"
-NUMERICS = 3
+NUMERICS = 4
 """1: weight-major linear layers with transposed outputs; 2: row-major outputs, so SDPA's
-fused kernel runs the prefill attention; 3: drafts verified in multi-token forwards."""
+fused kernel runs the prefill attention; 3: drafts verified in multi-token forwards; 4: under
+`kernels: portable`, float linear layers on oneDNN (`hf_onednn`), not MKL."""
 DRAFT_NGRAM = 4
 """Tokens of a sequence's tail that must recur earlier in it for a draft (fewer match too often
 in free text, where most drafts are then rejected)."""
