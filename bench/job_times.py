@@ -1,11 +1,12 @@
 """Job seconds of a Snakemake run, from its log (`snakemake --cores 8 2>&1 | tee run.log`, or
 the file under `.snakemake/log/`).
 
-    python bench/job_times.py run.log [--top 15]
+    python bench/job_times.py run.log [--baseline other.log] [--top 15]
 
 Prints the wall span, the job seconds summed per group (a model's jobs by its name, the
 reference policies, the published runs' import, the preparation stages, the rest by rule) and
-the longest jobs. Jobs overlap (two at a time on 2 cores), so the groups' sum exceeds the wall
+the longest jobs; with `--baseline`, each group's and the wall's ratio baseline / run (>1: the
+run is faster). Jobs overlap (two at a time on 2 cores), so the groups' sum exceeds the wall
 time; on a machine kept busy, sum / wall is the cores' use.
 """
 
@@ -56,23 +57,39 @@ def group(rule: str, output: str) -> str:
     return rule
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("log", type=Path)
-    parser.add_argument("--top", type=int, default=15)
-    args = parser.parse_args()
-    done = jobs(args.log.read_text(encoding="utf-8").splitlines())
+def read(log: Path) -> list[tuple[str, str, float, float]]:
+    done = jobs(log.read_text(encoding="utf-8").splitlines())
     if not done:
-        raise SystemExit(f"{args.log}: no finished job found")
+        raise SystemExit(f"{log}: no finished job found")
+    return done
+
+
+def summary(done: list[tuple[str, str, float, float]]) -> tuple[float, dict[str, list[float]]]:
+    """Wall seconds (first start to last end) and each group's job seconds."""
     wall = max(end for *_, end in done) - min(begin for *_, begin, _ in done)
     sums: dict[str, list[float]] = defaultdict(list)
     for rule, output, begin, end in done:
         sums[group(rule, output)].append(end - begin)
+    return max(wall, 1.0), sums
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("log", type=Path)
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--top", type=int, default=15)
+    args = parser.parse_args()
+    done = read(args.log)
+    wall, sums = summary(done)
+    base_wall, base = summary(read(args.baseline)) if args.baseline else (0.0, {})
     total = sum(map(sum, sums.values()))
-    print(f"{len(done)} jobs, wall {wall:.0f} s (first start to last end), "
+    ratio = f", {base_wall / wall:.2f}x the baseline's {base_wall:.0f} s" if base else ""
+    print(f"{len(done)} jobs, wall {wall:.0f} s (first start to last end{ratio}), "
           f"job seconds {total:.0f} ({total / max(wall, 1):.2f} jobs at a time on average)")
     for name, seconds in sorted(sums.items(), key=lambda item: -sum(item[1])):
-        print(f"  {name:40} {sum(seconds):7.0f} s  {len(seconds):3} jobs")
+        against = (f"  baseline {sum(base[name]):7.0f} s, {sum(base[name]) / sum(seconds):.2f}x"
+                   if name in base else "")
+        print(f"  {name:40} {sum(seconds):7.0f} s  {len(seconds):3} jobs{against}")
     print(f"longest {args.top}:")
     for rule, output, begin, end in sorted(done, key=lambda job: job[2] - job[3])[:args.top]:
         print(f"  {end - begin:6.0f} s  {rule:14} {output}")
