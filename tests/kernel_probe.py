@@ -5,11 +5,11 @@ and values (the bits of every position of every layer).
     python -m tests.kernel_probe MODEL_DIR OPTIONS_JSON
 
 `tests/test_hf_kernels.py` runs it natively and under QEMU's emulated Intel and AMD CPUs with a
-default-run model's options. Two prompts, generated together as a batch: a repeated pattern,
-whose continuation the engine drafts by prompt lookup and verifies in one forward of more than
-4 rows (oneDNN's GEMM), and a plain sentence, decoded in 4-row forwards (MKL's weight-major
-product); both prefilled in chunks of more than 4 rows (oneDNN); the attention in both of its
-paths; the model's real weights. Sized for QEMU's TCG (about 0.1 GFLOP/s).
+default-run model's options. Two prompts: a repeated pattern, whose continuation the engine
+drafts by prompt lookup and verifies in one forward of more than 4 rows (oneDNN's GEMM), and a
+plain sentence, decoded in 4-row forwards (MKL's weight-major product); both prefilled in chunks
+of more than 4 rows (oneDNN); the attention in both of its paths; the model's real weights.
+Sized for QEMU's TCG (about 0.1 GFLOP/s): a few dozen rows in all.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import sys
 from toolcalib.backends import make_backend
 from toolcalib.config import ModelSpec
 
-PROMPTS = (("a b c d e f " * 4, 16), ("The capital of France is", 16))
-"""Text and most prompt tokens: the repeated pattern (drafted), the sentence (decoded)."""
-NEW_TOKENS = 6
+PROMPTS = (("a b c d e f " * 4, 16, 6), ("The capital of France is", 16, 3))
+"""Text, most prompt tokens and new tokens: the repeated pattern (a 5-token draft), the sentence
+(two decode forwards)."""
 
 
 def main() -> None:
@@ -31,8 +31,8 @@ def main() -> None:
     spec = ModelSpec(name="probe", backend="transformers",
                      options={**json.loads(options), "model_dir": model_dir})
     backend = make_backend(spec)
-    prompts = [backend.tokenizer(text)["input_ids"][:most] for text, most in PROMPTS]
-    sequences = backend.engine.generate(prompts, NEW_TOKENS)
+    sequences = [backend.engine.generate([backend.tokenizer(text)["input_ids"][:most]], new)[0]
+                 for text, most, new in PROMPTS]
     digest = hashlib.md5()  # noqa: S324 - a fingerprint of bits, not a security hash
     for seq in sequences:
         for tensor in seq.keys + seq.values:
