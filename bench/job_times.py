@@ -85,7 +85,7 @@ def main() -> None:
     total = sum(map(sum, sums.values()))
     ratio = f", {base_wall / wall:.2f}x the baseline's {base_wall:.0f} s" if base else ""
     print(f"{len(done)} jobs, wall {wall:.0f} s (first start to last end{ratio}), "
-          f"job seconds {total:.0f} ({total / max(wall, 1):.2f} jobs at a time on average)")
+          f"job seconds {total:.0f} ({total / wall:.2f} jobs at a time on average)")
     for name, seconds in sorted(sums.items(), key=lambda item: -sum(item[1])):
         against = (f"  baseline {sum(base[name]):7.0f} s, {sum(base[name]) / sum(seconds):.2f}x"
                    if name in base else "")

@@ -79,15 +79,20 @@ ALONE = "irrelevance_1"
 """A case of `JOB` run alone: it gives the line the batched job gives."""
 
 
+def _config_model(name: str) -> dict:
+    """Model `name`'s entry in the default config."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    return next(m for m in config["models"] if m["name"] == name)
+
+
 def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path,
                  case: str | None = None) -> list[str]:
     """`toolcalib generate` for `JOB` as the workflow writes it (`spec_json`), the converted
     model at `model_dir` (`case`: that case alone)."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     model, variant, benchmark, _ = JOB
-    entry = next(m for m in config["models"] if m["name"] == model)
+    entry = _config_model(model)
     spec = {k: v for k, v in entry.items()
             if k not in ("source", "limit", "cases", "variants", "benchmarks")}
     spec["options"] = {**spec["options"], "model_dir": str(model_dir)}
@@ -141,14 +146,6 @@ MODELS = ("smollm2-135m", "qwen2.5-coder-0.5b")
 """The default run's local models, probed with `tests.kernel_probe`."""
 
 
-def _model_options(name: str) -> dict:
-    """Model `name`'s options as the default config gives them."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
-    return next(m for m in config["models"] if m["name"] == name)["options"]
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not X86, reason="QEMU emulates x86-64 AVX2 CPUs here")
 def test_default_run_models_compute_the_same_bits_on_emulated_intel_and_amd(
@@ -167,7 +164,8 @@ def test_default_run_models_compute_the_same_bits_on_emulated_intel_and_amd(
     env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
     runs = []
     for name in MODELS:
-        options = {k: v for k, v in _model_options(name).items() if k != "shared_prefix_dir"}
+        options = {k: v for k, v in _config_model(name)["options"].items()
+                   if k != "shared_prefix_dir"}
         assert options["kernels"] == "portable" and options.get("linear", "float") == "float"
         command = [sys.executable, "-m", "tests.kernel_probe", str(converted_model(name, cache)),
                    json.dumps(options)]

@@ -101,14 +101,18 @@ def _one_query(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 AttentionInterface.register(ATTENTION, _attention)
 
 
+def weight_major_product(rows: torch.Tensor, weight: torch.Tensor,
+                         bias: torch.Tensor | None) -> torch.Tensor:
+    """`rows @ weightᵀ + bias` computed as `(weight @ rowsᵀ)ᵀ`, copied to row-major order."""
+    out = torch.matmul(weight, rows.t()).t().contiguous()
+    return out if bias is None else out + bias
+
+
 class _WeightMajorLinear(torch.nn.Linear):
     """`nn.Linear` computing `(W @ xᵀ)ᵀ`: the weight is the GEMM's long operand."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.reshape(-1, x.shape[-1])
-        out = torch.matmul(self.weight, rows.t()).t().contiguous()
-        if self.bias is not None:
-            out = out + self.bias
+        out = weight_major_product(x.reshape(-1, x.shape[-1]), self.weight, self.bias)
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
 

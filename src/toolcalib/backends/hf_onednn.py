@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import torch
 
+from toolcalib.backends.hf_engine import weight_major_product
+
 GEMV_ROWS = 4
 """Most rows computed by MKL's weight-major product rather than oneDNN."""
 
@@ -37,9 +39,7 @@ class OneDnnLinear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, self.in_features).to(torch.float32).contiguous()
         if rows.shape[0] <= GEMV_ROWS:
-            out = torch.matmul(self.weight, rows.t()).t().contiguous()
-            if self.bias is not None:
-                out = out + self.bias
+            out = weight_major_product(rows, self.weight, self.bias)
         else:
             out = torch._C._nn.mkldnn_linear(rows.to_mkldnn(), self.packed,
                                              self.packed_bias).to_dense()
