@@ -134,6 +134,8 @@ BROKEN = [  # (id, overlay, --config values, the message's start, what else it n
     ("unknown-top-level-key", {}, {"limits": 1},
      "--config: limits: unknown key (allowed: benchmarks, classifier, ", []),
     ("bad-limit", {"limit": 0}, None, "OVERLAY: limit: 0 is less than the minimum of 1", []),
+    ("bad-model-limit", {"models": [{**MODELS[6], "limit": {"airline": -1}}]}, None,
+     "OVERLAY: models[0].limit", ["-1"]),
     ("variant-not-on-benchmark",
      {"models": [{**MODELS[6], "variants": ["baseline", "sri"],
                   "benchmarks": {"bfcl": None, "tau2": ["baseline", "sri"]}}]},

@@ -215,3 +215,20 @@ def test_trajectories_record_the_identity_without_machine_facts(bfcl_release, ca
     backend.identity = lambda: {**plain, "cpu_capability": "AVX2", "versions": {"torch": "x"}}
     trajectory = run(bfcl_release, cases["irrelevance"][0], backend)
     assert trajectory.model_identity == plain == {"backend": "policy", "policy": "oracle"}
+
+
+def test_limit_zero_writes_no_trajectories_and_loads_no_model(bfcl_release, cases, tmp_path):
+    from toolcalib.jsonio import write_jsonl
+    from toolcalib.stages.generate import run as generate
+
+    case_file = tmp_path / "cases.jsonl"
+    write_jsonl(case_file, cases["irrelevance"])
+    spec = ('{"name": "m", "backend": "transformers", '
+            f'"options": {{"model_dir": "{tmp_path / "no-model"}"}}}}')
+    out = tmp_path / "out.jsonl"
+    generate(spec, "baseline", "bfcl", str(case_file), str(bfcl_release.wheel), str(out),
+             limit=0, store=str(tmp_path / "store"))
+    assert out.read_bytes() == b""
+    with pytest.raises(InputError, match="no-model"):
+        generate(spec, "baseline", "bfcl", str(case_file), str(bfcl_release.wheel), str(out),
+                 limit=1, store=str(tmp_path / "store"))

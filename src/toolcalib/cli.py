@@ -29,8 +29,8 @@ def _limit(text: str) -> int | None:
     if text == "all":
         return None
     value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("limit must be a positive integer or 'all'")
+    if value < 0:
+        raise argparse.ArgumentTypeError("limit must be a non-negative integer or 'all'")
     return value
 
 
@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", required=True)
     p.add_argument("--cases", required=True)
     p.add_argument("--source", required=True)
-    p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
+    p.add_argument("--limit", type=_limit, default=None,
+                   help="first N cases (0: none), or 'all' (default)")
     p.add_argument("--case-ids", type=_ids, default=None,
                    help="comma-separated case ids to run (in file order) instead of --limit")
     p.add_argument("--store", default=None, help="response store folder (cacheable backends)")
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", default=None,
                    help="the release's cases of the category (benchmarks whose results files"
                         " do not embed theirs: BFCL)")
-    p.add_argument("--limit", type=_limit, default=None, help="first N cases, or 'all' (default)")
+    p.add_argument("--limit", type=_limit, default=None,
+                   help="first N cases (0: none), or 'all' (default)")
     p.add_argument("--case-ids", type=_ids, default=None,
                    help="comma-separated case ids (in file order) instead of --limit")
     p.add_argument("--benchmark-options", type=_json_object, default=None,

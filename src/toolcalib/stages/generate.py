@@ -55,6 +55,12 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
         raise InputError(refused)
     bench = get_benchmark(benchmark)
     loop = settings(bench.loop_settings, benchmark_options)
+    selected = select(read_records(cases, Case), cases, limit, case_ids)
+    label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
+    if not selected:  # `limit` 0: the category is not run, and no model is loaded for it
+        write_jsonl(out, [])
+        log(f"{label}: no cases selected -> {out} (empty)")
+        return
     agent = PolicyBackend(spec, bench.policies) if spec.backend == "policy" else \
         make_backend(spec)
     backend = _stored(agent, spec.name, store, explain_misses)
@@ -62,8 +68,6 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     if user_spec is not None:
         user_model = parse_model_spec(user_spec, "--user-spec")
         user = _stored(make_backend(user_model), user_model.name, store, explain_misses)
-    selected = select(read_records(cases, Case), cases, limit, case_ids)
-    label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
     progress = Progress(label, len(selected))
     trajectories = list(run_cases(selected, backend, context,
                                   lambda c: bench.environment(source, c),
