@@ -162,3 +162,85 @@ def test_every_reference_action_replays(tau2_release, domain, n_errors, n_change
     error; the database changes exactly when a write succeeded."""
     errors, changed = _replay(tau2_release, domain, tau2_release.tasks(domain))
     assert (len(errors), changed) == (n_errors, n_changed)
+
+
+def _booking(release):
+    """A task with a reference booking, and a call of it and a read of what it books."""
+    task, action = next((t, a) for t in release.tasks("airline")
+                        for a in t["evaluation_criteria"]["actions"]
+                        if a["name"] == "book_reservation")
+    return task, ToolCall(name="book_reservation", arguments=copy.deepcopy(action["arguments"])), \
+        ToolCall(name="get_reservation_details", arguments={"reservation_id": "HATHAT"})
+
+
+def test_a_write_leaks_into_no_other_environment(tau2_release):
+    """Environments share one database until a write: the writer's booking is in its own
+    database only, for environments built before and after it."""
+    task, book, read = _booking(tau2_release)
+    before, writer = (Tau2Environment(tau2_release, "airline", task) for _ in range(2))
+    missing = ("Error: Reservation HATHAT not found", True)
+    assert before.execute(read) == writer.execute(read) == missing
+    assert not writer.execute(book)[1]
+    assert not writer.execute(read)[1]
+    after = Tau2Environment(tau2_release, "airline", task)
+    assert before.execute(read) == after.execute(read) == missing
+    assert before.tau2_environment.tools.db is not writer.tau2_environment.tools.db
+
+
+def test_the_hash_after_a_write_is_the_written_databases(tau2_release):
+    """The shared hash of an unwritten database is τ²'s hash of a fresh one; after a write,
+    τ²'s hash of the environment's own database (never the shared one)."""
+    task, book, _ = _booking(tau2_release)
+    env = Tau2Environment(tau2_release, "airline", task)
+    fresh = Tau2Environment(tau2_release, "airline", task).tau2_environment
+    initial = env.db_hash()
+    assert initial == fresh.get_db_hash()
+    env.execute(book)
+    assert env.db_hash() != initial == Tau2Environment(tau2_release, "airline", task).db_hash()
+    fresh.get_response(tool_call_model(tau2_release, book))
+    assert env.db_hash() == fresh.get_db_hash()
+
+
+def test_a_failed_write_may_have_written(tau2_release):
+    """τ²'s booking removes a certificate before it fails on the second use of it: the error
+    flag says nothing of the database, so any write call gives the environment its own."""
+    env = Tau2Environment(tau2_release, "airline")
+    initial = env.db_hash()
+    certificate = "certificate_4856383"  # mia_li_3668's, 100
+    content, error = env.execute(ToolCall(name="book_reservation", arguments={
+        "user_id": "mia_li_3668", "origin": "PHL", "destination": "LGA",
+        "flight_type": "one_way", "cabin": "basic_economy",
+        "flights": [{"flight_number": "HAT001", "date": "2024-05-16"}],
+        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+        "payment_methods": [{"payment_id": certificate, "amount": 40},
+                            {"payment_id": certificate, "amount": 47}],
+        "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}))
+    assert (content, error) == (f"Error: '{certificate}'", True)
+    assert env.db_hash() != initial == Tau2Environment(tau2_release, "airline").db_hash()
+    user = ToolCall(name="get_user_details", arguments={"user_id": "mia_li_3668"})
+    assert certificate not in json.loads(env.execute(user)[0])["payment_methods"]
+    assert certificate in json.loads(
+        Tau2Environment(tau2_release, "airline").execute(user)[0])["payment_methods"]
+
+
+def test_environments_share_by_initial_state(tau2_release):
+    """The shared database is the initial state's: a task with one sees it, written or not,
+    and no other environment does."""
+    task = copy.deepcopy(tau2_release.tasks("airline")[0])
+    task["initial_state"] = {"initialization_data": {"agent_data": {
+        "users": {"mia_li_3668": {"membership": "silver"}}}}}
+    user = ToolCall(name="get_user_details", arguments={"user_id": "mia_li_3668"})
+    certificate = ToolCall(name="send_certificate",
+                           arguments={"user_id": "mia_li_3668", "amount": 5})
+    writer, reader = (Tau2Environment(tau2_release, "airline", task) for _ in range(2))
+    plain = Tau2Environment(tau2_release, "airline", tau2_release.tasks("airline")[0])
+    assert not writer.execute(certificate)[1]
+    details = json.loads(writer.execute(user)[0])
+    assert details["membership"] == "silver" and "certificate_3221322" in \
+        details["payment_methods"]
+    details = json.loads(reader.execute(user)[0])
+    assert details["membership"] == "silver" and "certificate_3221322" not in \
+        details["payment_methods"]
+    assert json.loads(plain.execute(user)[0])["membership"] == "gold"
+    assert len({writer.db_hash(), reader.db_hash(), plain.db_hash()}) == 3
+    assert plain.db_hash() == Tau2Environment(tau2_release, "airline").db_hash()

@@ -22,7 +22,7 @@ from tests.tau2_trajectories import (
     score_in_pool,
     trajectories,
 )
-from toolcalib.benchmarks.tau2 import score as score_module
+from toolcalib.benchmarks.tau2 import environment as environment_module
 from toolcalib.benchmarks.tau2.score import (
     STOP_WITH_CALLS,
     Tau2Score,
@@ -163,24 +163,28 @@ def test_a_stop_with_calls_is_not_replayed(tau2_release, retail, evaluator):
 
 
 def test_the_reference_replay_is_computed_once_per_task(tau2_release, monkeypatch):
+    """Databases parsed: the shared initial one, then one per environment that writes (the
+    trajectory's replay, the reference's once per task); a trajectory without a write parses
+    none."""
     scorer = Tau2Scorer(tau2_release, "retail")
     task = _task(tau2_release, "retail", "5")
     messages = _reference(tau2_release, "retail", task)
-    built = collections.Counter()
-    environment = score_module.Tau2Environment
+    parsed = collections.Counter()
+    new_environment = environment_module._new_environment
 
     def counting(*args, **kwargs):
-        built["env"] += 1
-        return environment(*args, **kwargs)
+        parsed["db"] += 1
+        return new_environment(*args, **kwargs)
 
-    monkeypatch.setattr(score_module, "Tau2Environment", counting)
+    monkeypatch.setattr(environment_module, "_PRISTINE", {})
+    monkeypatch.setattr(environment_module, "_new_environment", counting)
     scorer.score(task, messages, "agent_stop")
-    assert built["env"] == 2  # the trajectory's replay and the reference's
+    assert parsed["db"] == 3  # the shared one, the trajectory's replay, the reference's
     scorer.score(task, messages, "agent_stop")
-    assert built["env"] == 3
-    scorer.score(task, messages[:2], "agent_stop")  # no write: the shared initial environment
+    assert parsed["db"] == 4
+    scorer.score(task, messages[:2], "agent_stop")  # no write: the shared database
     scorer.score(copy.deepcopy(task), messages[:2], "agent_stop")
-    assert built["env"] == 4
+    assert parsed["db"] == 4
     assert gold_hash(tau2_release, task, "retail") == scorer.gold_db_hash(task)
 
 

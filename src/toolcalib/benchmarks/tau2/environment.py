@@ -14,9 +14,10 @@ from __future__ import annotations
 import copy
 import gc
 import importlib
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Literal
 
 from toolcalib.benchmarks.tau2.release import Tau2Release, check_domain
@@ -46,19 +47,28 @@ def task_as_read(release: Tau2Release, task: dict[str, Any]) -> dict[str, Any]:
 
 
 class Tau2Environment:
-    """One τ² environment: the domain's database after the task's initial state."""
+    """One τ² environment: the domain's database after the task's initial state.
+
+    Copy on write: the environments of one (release, domain, initial state) share a pristine τ²
+    environment until one of them runs a write tool (τ²'s read, think and generic tools of
+    airline and retail change no database), which first gives it its own copy; until then its
+    hash is the pristine one's, computed once. Parsing the airline database (0.2 s) and hashing
+    it (0.16 s) per task were most of a τ² job's time (bench/tau2_environments.py)."""
 
     def __init__(self, release: Tau2Release, domain: str, task: dict[str, Any] | None = None):
         self.release = release
         self.domain = check_domain(domain)
-        self._env = _new_environment(release, domain)
-        if task is not None:
-            apply_initial_state(self._env, _task_model(release, task))
+        state = None if task is None else _task_model(release, task).initial_state
+        key = json.dumps(None if task is None else task.get("initial_state"), sort_keys=True)
+        self._pristine = _pristine(release, self.domain, key, state)
+        self._own: Any = None
+        """τ²'s environment with this one's own database, from its first write on."""
 
     @property
     def tau2_environment(self) -> Any:
-        """τ²'s own `Environment` object (for code that drives τ² directly)."""
-        return self._env
+        """τ²'s own `Environment` object, with this environment's own database (code that
+        drives τ² directly may write)."""
+        return self._environment(None)
 
     def tools(self) -> list[dict[str, Any]]:
         """The agent's tools as τ²'s agent offers them (each `Tool.openai_schema`'s function:
@@ -71,18 +81,35 @@ class Tau2Environment:
 
     def execute(self, call: ToolCall, requestor: Requestor = "assistant") -> tuple[str, bool]:
         """Run one call as τ²'s environment answers it: (tool message content, error flag)."""
-        message = self._env.get_response(tool_call_model(self.release, call, requestor))
+        message = self._environment(call.name).get_response(
+            tool_call_model(self.release, call, requestor))
         return message.content, message.error
+
+    def make_tool_call(self, name: str, requestor: str, arguments: dict[str, Any]) -> Any:
+        """τ²'s `Environment.make_tool_call`, as its evaluator replays a reference action (the
+        tool's exception raised)."""
+        return self._environment(name).make_tool_call(tool_name=name, requestor=requestor,
+                                                      **arguments)
 
     def db_hash(self) -> str:
         """τ²'s hash of the agent database (`Environment.get_db_hash`)."""
+        if self._own is None:
+            return self._pristine.db_hash
         with without_cycle_collection():
-            return str(self._env.get_db_hash())
+            return str(self._own.get_db_hash())
 
     def user_db_hash(self) -> str | None:
         """τ²'s hash of the user database (None: airline and retail have no user tools)."""
-        found: str | None = self._env.get_user_db_hash()
+        own = self._pristine.environment if self._own is None else self._own
+        found: str | None = own.get_user_db_hash()
         return found
+
+    def _environment(self, tool: str | None) -> Any:
+        """The τ² environment a call of `tool` runs in (None: any call): the shared pristine
+        one, unless the call may write (any requestor's), which needs this one's own."""
+        if self._own is None and (tool is None or tool in self.write_tools()):
+            self._own = self._pristine.copy()
+        return self._pristine.environment if self._own is None else self._own
 
 
 def tool_call_model(release: Tau2Release, call: ToolCall, requestor: str = "assistant",
@@ -93,9 +120,9 @@ def tool_call_model(release: Tau2Release, call: ToolCall, requestor: str = "assi
                  requestor=requestor)
 
 
-def apply_initial_state(env: Any, task: Any) -> None:
-    """τ²'s orchestrator and evaluator: initialization data, actions, then message history."""
-    state = task.initial_state
+def apply_initial_state(env: Any, state: Any) -> None:
+    """τ²'s orchestrator and evaluator: a task's `initial_state` (initialization data, actions,
+    then message history)."""
     if state is None:
         return
     env.set_state(initialization_data=state.initialization_data,
@@ -120,6 +147,42 @@ def without_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+class _Pristine:
+    """A domain's τ² environment after one initial state, shared and never written."""
+
+    def __init__(self, release: Tau2Release, domain: str, state: Any):
+        self.release, self.domain, self.state = release, domain, state
+        self.environment = self.copy()
+
+    @cached_property
+    def db_hash(self) -> str:
+        with without_cycle_collection():
+            return str(self.environment.get_db_hash())
+
+    def copy(self) -> Any:
+        """A new τ² environment in this one's state, built as τ² builds one (from a copy of the
+        state: τ²'s tools may keep their arguments)."""
+        environment = _new_environment(self.release, self.domain)
+        apply_initial_state(environment, copy.deepcopy(self.state))
+        return environment
+
+
+_PRISTINE: dict[tuple[Tau2Release, str, str], _Pristine] = {}
+PRISTINE_KEPT = 4
+"""Pristine environments kept (the least recently used goes first): the airline database
+takes about 125 MB in memory; the pinned release's tasks have no initial state (one per
+domain)."""
+
+
+def _pristine(release: Tau2Release, domain: str, key: str, state: Any) -> _Pristine:
+    """The shared pristine environment of an initial state (`key`: its canonical JSON)."""
+    found = _PRISTINE.pop((release, domain, key), None) or _Pristine(release, domain, state)
+    _PRISTINE[release, domain, key] = found
+    if len(_PRISTINE) > PRISTINE_KEPT:
+        del _PRISTINE[next(iter(_PRISTINE))]
+    return found
 
 
 def _new_environment(release: Tau2Release, domain: str) -> Any:

@@ -53,8 +53,7 @@ Try to be helpful and always follow the policy. Always make sure you generate va
 
 @dataclass
 class Session:
-    """One task's environment, built at its first tool call (building one parses the domain's
-    database: 0.1-0.3 s), and the agent's system prompt."""
+    """One task's environment, built at its first tool call, and the agent's system prompt."""
 
     build: Callable[[], Tau2Environment]
     system_prompt: str

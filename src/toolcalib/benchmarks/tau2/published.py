@@ -415,10 +415,6 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
     cases: list[Case] = []
     trajectories: list[Trajectory] = []
     records: list[Published] = []
-    write_names = env.write_tools()
-    readers: dict[str, tuple[Tau2Environment, dict[str, Any]]] = {}
-    """One environment (and its database hashes) per initial state for the simulations that
-    make no write call (τ²'s read tools do not write), built when first needed."""
     for index, (sim, assigned) in enumerate(zip(run.simulations, assign(run, pairing),
                                                 strict=True)):
         where = f"{run.path}: simulations[{index}]"
@@ -442,22 +438,10 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
             error: str | None = f"{EXCLUDED}: {assigned.excluded}"
             turns = [TurnTrace(index=0, steps=[], ended="error")]
         else:
-            task = case.environment["task"]
-            writes = any(call.get("name") in write_names for m in sim["messages"]
-                         if isinstance(m, dict) and m.get("role") == "assistant"
-                         for call in m.get("tool_calls") or [] if isinstance(call, dict))
-            state = json.dumps(task.get("initial_state"), sort_keys=True)
-            if writes:
-                environment = Tau2Environment(release, run.domain, task)
-            elif state not in readers:
-                environment = Tau2Environment(release, run.domain, task)
-                readers[state] = environment, {"db_hash": environment.db_hash(),
-                                               "user_db_hash": environment.user_db_hash()}
-            environment, replayed = readers[state] if not writes else (environment, {})
+            environment = Tau2Environment(release, run.domain, case.environment["task"])
             turns, messages, differences = simulation_turns(sim, where, environment)
-            if writes:
-                replayed = {"db_hash": environment.db_hash(),
-                            "user_db_hash": environment.user_db_hash()}
+            replayed = {"db_hash": environment.db_hash(),
+                        "user_db_hash": environment.user_db_hash()}
             termination, read = termination_of(sim, turns)
             outcome = OUTCOME_OF.get(termination or "", "error")
             error = None if outcome != "error" else \

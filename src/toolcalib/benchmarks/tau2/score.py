@@ -107,7 +107,6 @@ class Tau2Scorer:
         self.release = release
         self.domain = check_domain(domain)
         self._gold: dict[str, tuple[str, str | None]] = {}
-        self._initial: dict[str, tuple[Tau2Environment, tuple[str, str | None]]] = {}
 
     def score(self, task: dict[str, Any], messages: Sequence[Message], termination: str,
               replayed: tuple[str, str | None] | None = None) -> Tau2Score:
@@ -165,12 +164,10 @@ class Tau2Scorer:
         key = _key(task.get("initial_state"), task["evaluation_criteria"].get("actions"))
         if key not in self._gold:
             env = Tau2Environment(self.release, self.domain, task)
-            tau2_env = env.tau2_environment
             model = tau2_module(self.release, "tau2.data_model.tasks").Task.model_validate(task)
             for action in model.evaluation_criteria.actions or []:
                 try:
-                    tau2_env.make_tool_call(tool_name=action.name, requestor=action.requestor,
-                                            **action.arguments)
+                    env.make_tool_call(action.name, action.requestor, action.arguments)
                 except Exception:  # noqa: S110 - τ²'s evaluator skips a failing action too
                     pass
             self._gold[key] = _hashes(env)
@@ -180,17 +177,13 @@ class Tau2Scorer:
                   calls: list[_Call]) -> bool:
         if _no_replay(criteria):
             return True
-        writes = self._writes(calls)
-        if writes and self.trust_results and _write_sequence(calls, self._names) == \
-                _write_sequence(_reference_calls(criteria), self._names):
+        if self.trust_results and self._writes(calls) and _write_sequence(calls, self._names) \
+                == _write_sequence(_reference_calls(criteria), self._names):
             return True
-        if writes:
-            env = Tau2Environment(self.release, self.domain, task)
-        else:
-            env, initial_hash = self._initial_env(task)
+        env = Tau2Environment(self.release, self.domain, task)
         for c in calls:
             _check_result(c, env.execute(c.call, c.requestor)[0])
-        return (_hashes(env) if writes else initial_hash) == self._gold_hashes(task)
+        return _hashes(env) == self._gold_hashes(task)
 
     @property
     def _names(self) -> frozenset[str]:
@@ -204,15 +197,6 @@ class Tau2Scorer:
         """The reference replay's hashes of `task` as the gold stage computed them."""
         self._gold[_key(task.get("initial_state"), task["evaluation_criteria"].get("actions"))] \
             = hashes
-
-    def _initial_env(self, task: dict[str, Any]
-                     ) -> tuple[Tau2Environment, tuple[str, str | None]]:
-        """One environment per initial state, for trajectories that only read."""
-        key = _key(task.get("initial_state"))
-        if key not in self._initial:
-            env = Tau2Environment(self.release, self.domain, task)
-            self._initial[key] = (env, _hashes(env))
-        return self._initial[key]
 
 
 def score_trajectory(release: Tau2Release, domain: str, task: dict[str, Any],
