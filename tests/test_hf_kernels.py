@@ -72,9 +72,9 @@ def test_the_vendor_is_a_machine_fact() -> None:
         assert cpu_vendor() in ("GenuineIntel", "AuthenticAMD", "HygonGenuine")
 
 
-JOB = ("smollm2-135m", "baseline", "bfcl", "irrelevance")
-"""The default run's model job the test runs: SmolLM2-135M's BFCL irrelevance cases as
-config/config.yaml runs them (4 cases, one batch, up to 96 new tokens)."""
+JOB = ("qwen2.5-coder-0.5b", "baseline", "bfcl", "irrelevance")
+"""The default run's model job the test runs: Qwen2.5-Coder-0.5B's BFCL irrelevance cases as
+config/config.yaml runs them (the first 2, one batch, up to 96 new tokens)."""
 ALONE = "irrelevance_1"
 """A case of `JOB` run alone: it gives the line the batched job gives."""
 
@@ -99,7 +99,8 @@ def _job_command(model_dir: Path, wheel: Path, cases: Path, out: Path,
     return [sys.executable, "-m", "toolcalib.cli", "generate", "--model-spec",
             json.dumps(spec, sort_keys=True, separators=(",", ":")), "--variant", variant,
             "--benchmark", benchmark, "--cases", str(cases), "--source", str(wheel),
-            *(["--limit", str(entry["limit"])] if case is None else ["--case-ids", case]),
+            *(["--limit", str(entry["limit"][JOB[3]])] if case is None else
+              ["--case-ids", case]),
             "--store", str(out.parent / "store"),
             "--out", str(out)]
 
@@ -115,11 +116,15 @@ def _committed_md5(path: str) -> str:
 
 @pytest.mark.slow
 def test_a_default_run_model_job_gives_the_committed_bytes(
-        tmp_path: Path, smollm2_dir: Path, bfcl_release) -> None:
+        tmp_path: Path, request: pytest.FixtureRequest, bfcl_release) -> None:
     """`JOB` as the default run runs it (`kernels: portable`) gives the trajectories whose md5
     the committed `dvc.lock` records, and its case `ALONE` run alone gives that case's line."""
     from toolcalib.benchmarks.bfcl.plugin import load_cases
     from toolcalib.jsonio import write_jsonl
+
+    from .models import converted_model
+
+    model_dir = converted_model(JOB[0], request.config.cache.mkdir("toolcalib-models"))
 
     cases = tmp_path / "cases.jsonl"
     write_jsonl(cases, load_cases(bfcl_release, JOB[3]))
@@ -128,7 +133,7 @@ def test_a_default_run_model_job_gives_the_committed_bytes(
     def run(case: str | None) -> bytes:
         out = tmp_path / (case or "job") / "out.jsonl"
         out.parent.mkdir()
-        subprocess.run(_job_command(smollm2_dir, bfcl_release.wheel, cases, out, case),
+        subprocess.run(_job_command(model_dir, bfcl_release.wheel, cases, out, case),
                        env=env, check=True, capture_output=True, text=True)
         return out.read_bytes()
 
