@@ -88,7 +88,7 @@ def main() -> None:
           f"job seconds {total:.0f} ({total / wall:.2f} jobs at a time on average)")
     for name, seconds in sorted(sums.items(), key=lambda item: -sum(item[1])):
         against = (f"  baseline {sum(base[name]):7.0f} s, {sum(base[name]) / sum(seconds):.2f}x"
-                   if name in base else "")
+                   if name in base and sum(seconds) else "")
         print(f"  {name:40} {sum(seconds):7.0f} s  {len(seconds):3} jobs{against}")
     print(f"longest {args.top}:")
     for rule, output, begin, end in sorted(done, key=lambda job: job[2] - job[3])[:args.top]:
