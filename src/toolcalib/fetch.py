@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,10 @@ def fetch_package(requirement: str, sha256: str, out: str | Path) -> Path:
     """Download `requirement` (e.g. 'bfcl-eval==2026.3.23') without its dependencies into a
     scratch folder, check the single file's sha256, then move it to `out` atomically."""
     out = Path(out)
-    with tempfile.TemporaryDirectory(dir=out.parent if out.parent.exists() else None) as scratch:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # the scratch folder beside `out`: the rename is atomic, and processes fetching the same
+    # file at once each rename their own verified copy (the last one stays)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
         fetched = download(requirement, scratch)
         actual = sha256_file(fetched)
         if actual != sha256:
@@ -44,7 +46,5 @@ def fetch_package(requirement: str, sha256: str, out: str | Path) -> Path:
                              f"expected {sha256}, got {actual}; nothing was kept")
         if fetched.name != out.name:
             raise FetchError(f"{requirement} fetched as {fetched.name}, config expects {out.name}")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(fetched), out.with_name(f".{out.name}.part"))
-        out.with_name(f".{out.name}.part").replace(out)
+        fetched.replace(out)
     return out
