@@ -5,6 +5,7 @@ classifier corpus as `source: published`. Run by hand (not a test):
 
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
+    python -m tests.published_turns heldout  # the held-out draw (`published-heldout-v1`)
 
 `tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
 """
@@ -34,6 +35,10 @@ SOURCE = "published"
 CALL_QUOTA = 15
 TEXT_QUOTA = 17
 SECOND_PASS_SIZE = 100
+HELDOUT = DATA / "published_heldout_turns.jsonl"
+HELDOUT_LABELS = DATA / "published_heldout_labels.jsonl"
+HELDOUT_SOURCE = "published-heldout"
+HELDOUT_SIZE = 200
 CONTEXT_CHARS = 400
 NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"
                       r"not permitted|unfortunately|don't have|don’t have|do not have|"
@@ -151,6 +156,14 @@ def second_pass(first_draw: list[Turn]) -> list[dict[str, str]]:
             for t in texts[:SECOND_PASS_SIZE]]
 
 
+def heldout(turns: list[Turn], drawn: set[str]) -> list[Turn]:
+    """The held-out draw (`published-heldout-v1`): the first `HELDOUT_SIZE` text-only turns
+    not in `drawn` (the first corpus's ids) by the sha256 of `heldout:<id>`, then the id."""
+    rest = sorted((t for t in turns if not t.calls and t.id not in drawn),
+                  key=lambda t: (_sha(f"heldout:{t.id}"), t.id))
+    return rest[:HELDOUT_SIZE]
+
+
 def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
                 ) -> list[dict[str, Any]]:
     """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare)."""
@@ -188,10 +201,13 @@ def main(command: str) -> None:
     if command == "sample":
         TURNS.write_text(jsonl([t.row() for t in sampled(ROUNDS)]), "utf-8")
         SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
+    elif command == "heldout":
+        drawn = {row["id"] for row in read_jsonl(TURNS)}
+        HELDOUT.write_text(jsonl([t.row() for t in heldout(population(), drawn)]), "utf-8")
     elif command == "merge":
         CORPUS.write_text(rebuilt_corpus(), "utf-8")
     else:
-        raise SystemExit(f"unknown command {command!r}: sample or merge")
+        raise SystemExit(f"unknown command {command!r}: sample, heldout or merge")
 
 
 if __name__ == "__main__":
