@@ -164,8 +164,8 @@ def heldout(turns: list[Turn], drawn: set[str]) -> list[Turn]:
     return rest[:HELDOUT_SIZE]
 
 
-def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
-                ) -> list[dict[str, Any]]:
+def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
+                source: str = SOURCE) -> list[dict[str, Any]]:
     """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare)."""
     missing = [t["id"] for t in turns if t["id"] not in labels]
     spare = sorted(set(labels) - {t["id"] for t in turns})
@@ -173,20 +173,30 @@ def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
         raise SystemExit(f"unlabelled turns {missing}; labels of no turn {spare}")
     return [{"id": t["id"], "text": t["text"], "structured_calls": t["structured_calls"],
              "parse": t["parse"], "label": labels[t["id"]]["label"],
-             "reason": labels[t["id"]]["reason"], "source": SOURCE} for t in turns]
+             "reason": labels[t["id"]]["reason"], "source": source} for t in turns]
 
 
 def merged(corpus: str, rows: list[dict[str, Any]]) -> str:
-    """The corpus with its published rows replaced by `rows`, appended (other lines byte-kept)."""
-    kept = [line for line in corpus.splitlines() if json.loads(line)["source"] != SOURCE]
+    """The corpus with its published and held-out rows replaced by `rows`, appended (other
+    lines byte-kept)."""
+    kept = [line for line in corpus.splitlines()
+            if json.loads(line)["source"] not in (SOURCE, HELDOUT_SOURCE)]
     return "".join(line + "\n" for line in
                    kept + [json.dumps(row, ensure_ascii=False) for row in rows])
 
 
+def labelled_rows() -> list[dict[str, Any]]:
+    """The corpus rows of both draws: the first corpus's, then the held-out draw's."""
+    def by_id(path: Path) -> dict[str, dict[str, Any]]:
+        return {row["id"]: row for row in read_jsonl(path)}
+
+    return (corpus_rows(read_jsonl(TURNS), by_id(LABELS))
+            + corpus_rows(read_jsonl(HELDOUT), by_id(HELDOUT_LABELS), HELDOUT_SOURCE))
+
+
 def rebuilt_corpus() -> str:
     """The classifier corpus with its published rows rebuilt from the turns and their labels."""
-    labels = {row["id"]: row for row in read_jsonl(LABELS)}
-    return merged(CORPUS.read_text("utf-8"), corpus_rows(read_jsonl(TURNS), labels))
+    return merged(CORPUS.read_text("utf-8"), labelled_rows())
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -112,6 +112,10 @@ def test_malformed_inner_class_is_readable() -> None:
         ("Calling [ls()] now.", "python_call_list", "[ls()]"),
         ('Ok:\n[mv(a="x"), ls()]', "python_call_list", '[mv(a="x"), ls()]'),
         ("Sure <TOOL_CALL", "tool_call_tag", "<TOOL_CALL"),
+        ('{\n  "tool": "refund_order",\n  "arguments": {"order": "A7"}\n}', "json_call",
+         '{\n  "tool": "refund_order",\n  "arguments":'),
+        ('Doing it: {"function": "lock_door", "parameters": {}}', "json_call",
+         '{"function": "lock_door", "parameters":'),
     ],
 )
 def test_call_shapes_in_prose_are_malformed(text: str, detail: str, evidence: str) -> None:
@@ -130,6 +134,10 @@ def test_call_shapes_in_prose_are_malformed(text: str, detail: str, evidence: st
         'The file info is {"name": "report.txt", "size": 1024}.',  # no arguments key
         "See [the docs](https://example.com) and [ls()](https://x.y).",  # markdown links
         "<think>[ls()]</think>Which folder?",  # reasoning is not read
+        # a tool's definition (it has a description) echoed to the user is no call
+        'You could use this tool: {"name": "find_park", "description": "Find a park.",'
+        ' "parameters": {"type": "object", "properties": {}}}',
+        'The schema: {"tool": "weather", "description": "Forecast", "arguments": []}',
     ],
 )
 def test_not_call_shapes(text: str) -> None:

@@ -14,6 +14,22 @@ from toolcalib.records import ACTION_CLASSES
 def test_sample_rebuilds_to_the_committed_bytes() -> None:
     assert pt.jsonl([t.row() for t in pt.sampled(pt.ROUNDS)]) == pt.TURNS.read_text("utf-8")
     assert pt.jsonl(pt.second_pass(pt.sampled({}))) == pt.SECOND_PASS.read_text("utf-8")
+    drawn = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
+    held = pt.heldout(pt.population(), drawn)
+    assert pt.jsonl([t.row() for t in held]) == pt.HELDOUT.read_text("utf-8")
+
+
+def test_heldout_draw_is_text_only_and_disjoint_from_the_first() -> None:
+    first = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
+    held = pt.read_jsonl(pt.HELDOUT)
+    assert len(held) == pt.HELDOUT_SIZE == len({row["id"] for row in held})
+    assert not first & {row["id"] for row in held}
+    assert not any(row["structured_calls"] for row in held)
+    labels = pt.read_jsonl(pt.HELDOUT_LABELS)
+    assert [row["id"] for row in labels] == [row["id"] for row in held]
+    for row in labels:
+        assert set(row) == {"id", "label", "reason"} and row["label"] in ACTION_CLASSES
+        assert row["reason"].strip() and "\n" not in row["reason"]
 
 
 def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
@@ -27,12 +43,15 @@ def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
 def test_merge_keeps_other_rows_and_is_deterministic() -> None:
     corpus = pt.CORPUS.read_text("utf-8")
     rebuilt = pt.rebuilt_corpus()
-    assert rebuilt == pt.merged(rebuilt, pt.corpus_rows(
-        pt.read_jsonl(pt.TURNS), {row["id"]: row for row in pt.read_jsonl(pt.LABELS)}))
-    others = [line for line in corpus.splitlines() if json.loads(line)["source"] != pt.SOURCE]
+    assert rebuilt == pt.merged(rebuilt, pt.labelled_rows())
+    others = [line for line in corpus.splitlines()
+              if json.loads(line)["source"] not in (pt.SOURCE, pt.HELDOUT_SOURCE)]
     assert rebuilt.splitlines()[:len(others)] == others
     published = [json.loads(line) for line in rebuilt.splitlines()[len(others):]]
-    assert [row["id"] for row in published] == [t["id"] for t in pt.read_jsonl(pt.TURNS)]
+    assert [row["id"] for row in published] == [
+        t["id"] for t in pt.read_jsonl(pt.TURNS) + pt.read_jsonl(pt.HELDOUT)]
+    assert [row["source"] for row in published] == (
+        [pt.SOURCE] * len(pt.read_jsonl(pt.TURNS)) + [pt.HELDOUT_SOURCE] * pt.HELDOUT_SIZE)
     assert {tuple(row) for row in published} == {
         ("id", "text", "structured_calls", "parse", "label", "reason", "source")}
 
@@ -41,6 +60,7 @@ def test_corpus_holds_the_published_rows() -> None:
     assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
     rows = load_corpus(pt.CORPUS)
     assert sum(row.source == "published" for row in rows) == len(pt.read_jsonl(pt.TURNS))
+    assert sum(row.source == pt.HELDOUT_SOURCE for row in rows) == pt.HELDOUT_SIZE
 
 
 def test_second_reading_labels_exactly_the_second_pass_rows() -> None:
