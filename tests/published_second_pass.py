@@ -6,6 +6,9 @@ context only) under the same rubric, before reading the first labels
 
     python -m tests.published_second_pass   # the figures docs/validation.md states
 
+The held-out draw (`published_heldout_turns.jsonl`) has a second blind reading of all its rows
+(`published_heldout_second_labels.jsonl`), paired the same way (`heldout_agreement`).
+
 `tests/test_published_turns.py` checks the file's ids and labels and that docs state these figures.
 """
 
@@ -15,11 +18,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.published_turns import DATA, LABELS, SECOND_PASS, read_jsonl
+from tests.published_turns import DATA, HELDOUT, HELDOUT_LABELS, LABELS, SECOND_PASS, read_jsonl
 from toolcalib.classify.validation import cohen_kappa
 from toolcalib.records import ACTION_CLASSES
 
 SECOND_LABELS = DATA / "published_turn_second_labels.jsonl"
+HELDOUT_SECOND_LABELS = DATA / "published_heldout_second_labels.jsonl"
+"""A second blind reading of all 200 held-out turns, by other readers than the first."""
 
 
 @dataclass(frozen=True)
@@ -83,5 +88,11 @@ def summary(found: Agreement) -> str:
             f"against the rest): {classes}. Disagreements (first -> second): {pairs}.")
 
 
+def heldout_agreement() -> Agreement:
+    """Both readings of the held-out draw."""
+    return agreement(HELDOUT, HELDOUT_SECOND_LABELS, HELDOUT_LABELS)
+
+
 if __name__ == "__main__":
     print(summary(agreement()))
+    print(summary(heldout_agreement()))
