@@ -76,5 +76,17 @@ def test_second_reading_labels_exactly_the_second_pass_rows() -> None:
 def test_docs_state_the_second_pass_agreement() -> None:
     found = sp.agreement()
     assert (len(found.ids), found.agreed(), round(found.kappa() or 0, 3)) == (100, 91, 0.866)
-    docs = (pt.DATA.parents[1] / "docs" / "validation.md").read_text("utf-8")
-    assert sp.summary(found) in " ".join(docs.split())
+    held = sp.heldout_agreement()
+    assert (len(held.ids), held.agreed(), round(held.kappa() or 0, 3)) == (200, 196, 0.972)
+    docs = " ".join((pt.DATA.parents[1] / "docs" / "validation.md").read_text("utf-8").split())
+    assert sp.summary(found) in docs
+    assert sp.summary(held) in docs
+
+
+def test_heldout_second_reading_labels_every_heldout_row() -> None:
+    rows = pt.read_jsonl(sp.HELDOUT_SECOND_LABELS)
+    assert [row["id"] for row in rows] == [row["id"] for row in pt.read_jsonl(pt.HELDOUT)]
+    assert pt.jsonl(rows) == sp.HELDOUT_SECOND_LABELS.read_text("utf-8")
+    for row in rows:
+        assert set(row) == {"id", "label", "reason"} and row["label"] in ACTION_CLASSES
+        assert row["reason"].strip() and "\n" not in row["reason"]

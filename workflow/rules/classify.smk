@@ -1,5 +1,5 @@
 rule validate_classifier:
-    """Every classifier profile against the hand- and model-labelled corpus."""
+    """Every classifier profile against the labelled corpus, per source."""
     input:
         corpus=config["classifier_corpus"],
         judge=judge_inputs,
