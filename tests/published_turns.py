@@ -1,7 +1,8 @@
 """The published-turns corpus: agent turns of the published τ²-bench runs
 (`data/published/tau2/`), sampled by the selection rule `published-turns-v1`
 (`docs/validation.md`, "Published-run agent turns"), labelled by hand and merged into the
-classifier corpus as `source: published`. Run by hand (not a test):
+classifier corpus as `source: published`; and the held-out draw `published-heldout-v1`, labelled
+blind, as `source: published-heldout`. Run by hand (not a test):
 
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
