@@ -172,6 +172,19 @@ def test_published_rows_are_a_source_of_their_own(tmp_path: Path) -> None:
         load_corpus(write(tmp_path / "p.jsonl", [{**published, "provenance": PROVENANCE}]))
 
 
+def test_validation_of_chosen_sources(tmp_path: Path) -> None:
+    """`sources` scores only those rows (a judge paid per request, on the held-out draw alone);
+    a source the corpus lacks stops with the corpus named."""
+    held = row("run:1:4", "p:ask", "ask", source="published-heldout")
+    corpus = write(tmp_path / "c.jsonl", [
+        row("h", "p:ask", "ask"), row("run:0:3", "p:refuse", "ask", source="published"), held])
+    _, summary = validation_frames(corpus, [EchoProfile()], ["published-heldout"])
+    assert summary["source"].to_list() == ["all", "published-heldout"]
+    assert summary["n"].to_list() == [1, 1] and summary["accuracy"].to_list() == [1.0, 1.0]
+    with pytest.raises(InputError, match=r"c\.jsonl: no row of source publishd"):
+        validation_frames(corpus, [EchoProfile()], ["publishd"])
+
+
 def test_emissions_built_from_rows(tmp_path: Path) -> None:
     corpus = write(tmp_path / "c.jsonl", [
         row("s", "I cannot", "tool_call", structured_calls=True, parse="ok"),

@@ -133,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")
     _validation_args(p)
+    p.add_argument("--sources", nargs="+", default=None,
+                   help="only the corpus rows of these sources (e.g. published-heldout)")
 
     p = sub.add_parser("validate-confirm",
                        help="confirm verdicts vs the hand-labelled write contexts")

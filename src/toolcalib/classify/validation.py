@@ -229,10 +229,19 @@ def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
 
 
 def validation_frames(
-    corpus_path: str | Path, profiles: Sequence[str | Profile]
+    corpus_path: str | Path, profiles: Sequence[str | Profile],
+    sources: Sequence[str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The long per-class table and the per-profile summary, per source group, in one pass."""
-    predictions = predictions_frame(load_corpus(corpus_path), profiles)
+    """The long per-class table and the per-profile summary, per source group, in one pass;
+    `sources`: only the corpus rows of these sources (e.g. the held-out draw, to score a judge
+    that is paid per request on it alone)."""
+    rows = load_corpus(corpus_path)
+    if sources is not None:
+        unknown = sorted(set(sources) - {row.source for row in rows})
+        if unknown:
+            raise InputError(f"{corpus_path}: no row of source {', '.join(unknown)}")
+        rows = [row for row in rows if row.source in sources]
+    predictions = predictions_frame(rows, profiles)
     groups = source_groups(predictions["source"].to_list())
     version = {"schema_version": VALIDATION.schema_version}
     table: list[dict[str, object]] = []

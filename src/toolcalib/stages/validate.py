@@ -13,10 +13,11 @@ from toolcalib.stages import log
 
 
 def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: str | None = None,
-        store: str | None = None) -> None:
-    """`judge_spec` and `store`: the judge model and the response store, for profile `judge`."""
+        store: str | None = None, sources: Sequence[str] | None = None) -> None:
+    """`judge_spec` and `store`: the judge model and the response store, for profile `judge`;
+    `sources`: only the corpus rows of these sources (all rows when None)."""
     chosen = [choose_profile(name, judge_spec, store) for name in profiles]
-    table, summary = validation_frames(corpus, chosen)
+    table, summary = validation_frames(corpus, chosen, sources)
     out = Path(out_dir)
     for name, frame in (("classifier_validation.csv", table),
                         ("classifier_summary.csv", summary)):
