@@ -85,14 +85,22 @@ def frames() -> dict[str, pl.DataFrame]:
         {"class": ["tool_call", "ask", "refuse"], "precision": [0.97, 0.9, 0.85],
          "recall": [0.95, 0.8, 0.9], "n": [120, 40, 35]}
     )  # fmt: skip
+    overall = pl.DataFrame(
+        {"profile": ["default", "default"], "source": ["all", "published-heldout"],
+         "n": [195, 40], "accuracy": [0.912, 0.875]}
+    )  # fmt: skip
     return {"per_case": per_case, "triples": triples(per_case), "confusion": confusion,
-            "shift": shift, "validation": validation}  # fmt: skip
+            "shift": shift, "validation": validation, "overall": overall}  # fmt: skip
+
+
+def tables() -> ReportTables:
+    f = frames()
+    return ReportTables(f["triples"], f["confusion"], f["per_case"], shift=f["shift"],
+                        validation=f["validation"], validation_summary=f["overall"])
 
 
 def build(out_dir: Path) -> Path:
-    f = frames()
-    return build_report(ReportTables(f["triples"], f["confusion"], f["per_case"],
-                                     shift=f["shift"], validation=f["validation"]), out_dir)
+    return build_report(tables(), out_dir)
 
 
 @pytest.fixture(scope="module")
@@ -122,10 +130,7 @@ def test_page_is_self_contained(report: Path) -> None:
     assert len(ids) == len(set(ids)), "duplicate ids"
     missing = set(re.findall(r'href="#([^"]+)"', text)) - set(ids)
     assert not missing, f"links without a target: {sorted(missing)[:5]}"
-    f = frames()
-    summary = render_summary(ReportTables(f["triples"], f["confusion"], f["per_case"],
-                                          shift=f["shift"], validation=f["validation"]))
-    assert (report.parent / "summary.md").read_text() == summary
+    assert (report.parent / "summary.md").read_text() == render_summary(tables())
 
 
 SECTIONS = ["headline", "shifts", "triples", "heatmaps", "self-check", "validation", "audit"]
@@ -150,6 +155,19 @@ def test_headline_first_then_shifts_triples_self_check(report: Path) -> None:
     assert [md.index(h) for h in heads] == sorted(md.index(h) for h in heads)
     assert "- policy-oracle: GAR = 1 and Acc = 1 in every cell" in md
     assert "org/model-a · paraphrase: 6 (category, metric) pair(s) moved" in md
+
+
+def test_validation_shows_accuracy_per_source_then_per_class(report: Path) -> None:
+    """The classifier validation section: accuracy per profile and source (the held-out draw
+    apart, issue 28), then the per-class table, on the page and in summary.md."""
+    text = report.read_text(encoding="utf-8")
+    section = text[text.index('<section id="validation">'):text.index('<section id="audit">')]
+    assert section.index("<th>accuracy</th>") < section.index("<th>precision</th>")
+    assert "<td>published-heldout</td>" in section
+    md = (report.parent / "summary.md").read_text()
+    part = md[md.index("## Classifier validation"):]
+    assert part.index("| profile | source | n | accuracy |") < part.index("| class | precision")
+    assert "| default | published-heldout | 40 | 0.875 |" in part
 
 
 def test_ambiguous_turns_are_counted_per_cell(report: Path) -> None:

@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="the self-contained HTML report (plots, audit anchors)")
     p.add_argument("--metrics-dir", required=True)
     p.add_argument("--validation", default=None, help="classifier validation table (CSV)")
+    p.add_argument("--validation-summary", default=None,
+                   help="classifier validation summary per profile and source (CSV)")
     p.add_argument("--policies", default=None,
                    help="JSON: the reference policies' model names and kinds "
                         "(default: models named policy-<kind>)")

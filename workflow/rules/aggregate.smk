@@ -40,7 +40,8 @@ rule report:
         runtime=10,
     shell:
         "toolcalib report --metrics-dir results/metrics --validation {input.validation[0]:q}"
-        " --policies {params.policies:q} --out-dir results/report 2> {log:q}"
+        " --validation-summary {input.validation[1]:q} --policies {params.policies:q}"
+        " --out-dir results/report 2> {log:q}"
 
 
 rule manifest:

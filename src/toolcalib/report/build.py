@@ -30,9 +30,11 @@ HEADLINE_VARIANT = "baseline"
 @dataclass(frozen=True)
 class ReportTables:
     """What the report is built from. `triples`, `confusion`, `per_case`: the metrics stage's
-    tables; `shift`: model, variant, benchmark, category, metric, delta, p_value; `validation`:
-    shown as is; `policies`: the reference policies' model names and kinds (None: models named
-    `policy-<kind>`); `published`: the published runs' table (`metrics.published`)."""
+    tables; `shift`: model, variant, benchmark, category, metric, delta, p_value; `validation`
+    (per class) and `validation_summary` (per profile and source: n, accuracy, macro-F1,
+    kappa): the classifier validation stage's tables, shown as they are; `policies`: the
+    reference policies' model names and kinds (None: models named `policy-<kind>`);
+    `published`: the published runs' table (`metrics.published`)."""
 
     triples: pl.DataFrame
     confusion: pl.DataFrame
@@ -41,6 +43,7 @@ class ReportTables:
     validation: pl.DataFrame | None = None
     policies: dict[str, str] | None = None
     published: pl.DataFrame | None = None
+    validation_summary: pl.DataFrame | None = None
 
 
 def headline_variant(triples: pl.DataFrame) -> str | None:
@@ -131,8 +134,10 @@ def render_html(tables: ReportTables) -> str:
                                   "no scored case, no heatmap panel")))
     sections.append(("self-check", "Self-check: the reference policies",
                      page.self_check(checks(triples, kinds), kinds)))
-    if validation is not None:
-        sections.append(("validation", "Classifier validation", page.frame_table(validation)))
+    shown = [frame for frame in (tables.validation_summary, validation) if frame is not None]
+    if shown:
+        sections.append(("validation", "Classifier validation",
+                         "\n".join(page.frame_table(frame) for frame in shown)))
     sections.append(("audit", "Audit: the cases behind every number",
                      page.audit_listing(triples, lists, slug_of)))
     return page.document(TITLE, sections)
@@ -149,8 +154,9 @@ def render_summary(tables: ReportTables) -> str:
     return summary.markdown(
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
-        checks=checks(triples, kinds), kinds=kinds, validation=validation, title=TITLE,
-        published=tables.published)
+        checks=checks(triples, kinds), kinds=kinds,
+        validation=[frame for frame in (tables.validation_summary, validation)
+                    if frame is not None], title=TITLE, published=tables.published)
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:

@@ -89,7 +89,7 @@ def _frame(frame: pl.DataFrame) -> list[str]:
 
 def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
              shift: pl.DataFrame | None, flat: pl.DataFrame | None, checks: list[Check],
-             kinds: dict[str, str], validation: pl.DataFrame | None, title: str,
+             kinds: dict[str, str], validation: list[pl.DataFrame], title: str,
              published: pl.DataFrame | None = None) -> str:
     parts = [f"# {title}", "", f"## Calibration at a glance ({variant}, real models)", "",
              *_headline(triples, real, variant), "", *_published(published),
@@ -97,6 +97,8 @@ def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
              *_shifts(shift, flat), "", "## Triples (GAR, TER, Acc), every model", "",
              triples_markdown(triples).rstrip("\n"), "",
              "## Self-check: the reference policies", "", *_self_check(checks, kinds), ""]
-    if validation is not None:
-        parts += ["## Classifier validation", "", *_frame(validation), ""]
+    if validation:
+        parts += ["## Classifier validation", ""]
+        for frame in validation:
+            parts += [*_frame(frame), ""]
     return "\n".join(parts)

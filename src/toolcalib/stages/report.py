@@ -18,7 +18,7 @@ from toolcalib.stages import log
 
 
 def run(metrics_dir: str, out_dir: str, validation: str | None = None,
-        policies: str | None = None) -> None:
+        policies: str | None = None, validation_summary: str | None = None) -> None:
     """Every table is read with its schema: one with no row (no scored case anywhere, no
     variant) or with a column of nulls only (no cell with n > 0) keeps its types. `policies`:
     JSON object, reference policy model name -> policy kind (the self-check's invariants)."""
@@ -28,10 +28,12 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
     per_case = read_parquet_table(metrics / "per_case.parquet", CASES)
     shift = read_csv_table(metrics / "shift.csv", SHIFT_SCHEMA)
     checks = pl.read_csv(validation, infer_schema_length=None) if validation else None
+    overall = (pl.read_csv(validation_summary, infer_schema_length=None)
+               if validation_summary else None)
     table = metrics / "published.csv"
     published = read_csv_table(table, PUBLISHED_SCHEMA) if table.exists() else None
     tables = ReportTables(triples, confusion, per_case, shift=shift if shift.height else None,
-                          validation=checks, published=published,
+                          validation=checks, validation_summary=overall, published=published,
                           policies=json.loads(policies) if policies is not None else None)
     path = build_report(tables, out_dir)
     log(f"report of {triples.height} triples -> {path}")
