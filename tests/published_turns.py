@@ -165,6 +165,11 @@ def heldout(turns: list[Turn], drawn: set[str]) -> list[Turn]:
     return rest[:HELDOUT_SIZE]
 
 
+def heldout_draw() -> list[Turn]:
+    """`heldout` over the shipped runs, the first corpus's turns drawn."""
+    return heldout(population(), {row["id"] for row in read_jsonl(TURNS)})
+
+
 def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
                 source: str = SOURCE) -> list[dict[str, Any]]:
     """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare)."""
@@ -213,8 +218,7 @@ def main(command: str) -> None:
         TURNS.write_text(jsonl([t.row() for t in sampled(ROUNDS)]), "utf-8")
         SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
     elif command == "heldout":
-        drawn = {row["id"] for row in read_jsonl(TURNS)}
-        HELDOUT.write_text(jsonl([t.row() for t in heldout(population(), drawn)]), "utf-8")
+        HELDOUT.write_text(jsonl([t.row() for t in heldout_draw()]), "utf-8")
     elif command == "merge":
         CORPUS.write_text(rebuilt_corpus(), "utf-8")
     else:

@@ -11,12 +11,19 @@ from toolcalib.classify.validation import load_corpus
 from toolcalib.records import ACTION_CLASSES
 
 
+def assert_label_rows(rows: list[dict[str, object]]) -> None:
+    """Each row is an id, an action class and a one-line reason."""
+    for row in rows:
+        assert set(row) == {"id", "label", "reason"}
+        assert row["label"] in ACTION_CLASSES
+        assert isinstance(row["reason"], str)
+        assert row["reason"].strip() and "\n" not in row["reason"]
+
+
 def test_sample_rebuilds_to_the_committed_bytes() -> None:
     assert pt.jsonl([t.row() for t in pt.sampled(pt.ROUNDS)]) == pt.TURNS.read_text("utf-8")
     assert pt.jsonl(pt.second_pass(pt.sampled({}))) == pt.SECOND_PASS.read_text("utf-8")
-    drawn = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
-    held = pt.heldout(pt.population(), drawn)
-    assert pt.jsonl([t.row() for t in held]) == pt.HELDOUT.read_text("utf-8")
+    assert pt.jsonl([t.row() for t in pt.heldout_draw()]) == pt.HELDOUT.read_text("utf-8")
 
 
 def test_heldout_draw_is_text_only_and_disjoint_from_the_first() -> None:
@@ -27,9 +34,7 @@ def test_heldout_draw_is_text_only_and_disjoint_from_the_first() -> None:
     assert not any(row["structured_calls"] for row in held)
     labels = pt.read_jsonl(pt.HELDOUT_LABELS)
     assert [row["id"] for row in labels] == [row["id"] for row in held]
-    for row in labels:
-        assert set(row) == {"id", "label", "reason"} and row["label"] in ACTION_CLASSES
-        assert row["reason"].strip() and "\n" not in row["reason"]
+    assert_label_rows(labels)
 
 
 def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
@@ -67,10 +72,7 @@ def test_second_reading_labels_exactly_the_second_pass_rows() -> None:
     rows = pt.read_jsonl(sp.SECOND_LABELS)
     assert [row["id"] for row in rows] == [row["id"] for row in pt.read_jsonl(pt.SECOND_PASS)]
     assert pt.jsonl(rows) == sp.SECOND_LABELS.read_text("utf-8")
-    for row in rows:
-        assert set(row) == {"id", "label", "reason"}
-        assert row["label"] in ACTION_CLASSES
-        assert row["reason"].strip() and "\n" not in row["reason"]
+    assert_label_rows(rows)
 
 
 def test_docs_state_the_second_pass_agreement() -> None:
@@ -87,6 +89,4 @@ def test_heldout_second_reading_labels_every_heldout_row() -> None:
     rows = pt.read_jsonl(sp.HELDOUT_SECOND_LABELS)
     assert [row["id"] for row in rows] == [row["id"] for row in pt.read_jsonl(pt.HELDOUT)]
     assert pt.jsonl(rows) == sp.HELDOUT_SECOND_LABELS.read_text("utf-8")
-    for row in rows:
-        assert set(row) == {"id", "label", "reason"} and row["label"] in ACTION_CLASSES
-        assert row["reason"].strip() and "\n" not in row["reason"]
+    assert_label_rows(rows)

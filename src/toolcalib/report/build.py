@@ -45,6 +45,10 @@ class ReportTables:
     published: pl.DataFrame | None = None
     validation_summary: pl.DataFrame | None = None
 
+    def validation_tables(self) -> list[pl.DataFrame]:
+        """The classifier validation tables given, in the order shown: summary, per class."""
+        return [f for f in (self.validation_summary, self.validation) if f is not None]
+
 
 def headline_variant(triples: pl.DataFrame) -> str | None:
     """`baseline` when it has a row, else the first variant in sorted order."""
@@ -76,7 +80,7 @@ def unchanged(shift: pl.DataFrame) -> pl.DataFrame:
 def render_html(tables: ReportTables) -> str:
     """The page's text; equal inputs give equal text (rows are taken in sorted order)."""
     confusion, per_case, policies = tables.confusion, tables.per_case, tables.policies
-    shift, validation, published = tables.shift, tables.validation, tables.published
+    shift, published = tables.shift, tables.published
     triples = tables.triples.sort(CELL_KEYS)
     slug_of = slugs([tuple(row) for row in triples.select(CELL_KEYS).iter_rows()])
     lists = case_lists(triples, per_case)
@@ -134,8 +138,7 @@ def render_html(tables: ReportTables) -> str:
                                   "no scored case, no heatmap panel")))
     sections.append(("self-check", "Self-check: the reference policies",
                      page.self_check(checks(triples, kinds), kinds)))
-    shown = [frame for frame in (tables.validation_summary, validation) if frame is not None]
-    if shown:
+    if shown := tables.validation_tables():
         sections.append(("validation", "Classifier validation",
                          "\n".join(page.frame_table(frame) for frame in shown)))
     sections.append(("audit", "Audit: the cases behind every number",
@@ -145,7 +148,7 @@ def render_html(tables: ReportTables) -> str:
 
 def render_summary(tables: ReportTables) -> str:
     """summary.md: the page's sections in the page's order, as markdown."""
-    shift, validation = tables.shift, tables.validation
+    shift = tables.shift
     triples = tables.triples.sort(CELL_KEYS)
     real, kinds = split_models(triples, tables.policies, tables.published)
     if shift is not None:
@@ -154,9 +157,8 @@ def render_summary(tables: ReportTables) -> str:
     return summary.markdown(
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
-        checks=checks(triples, kinds), kinds=kinds,
-        validation=[frame for frame in (tables.validation_summary, validation)
-                    if frame is not None], title=TITLE, published=tables.published)
+        checks=checks(triples, kinds), kinds=kinds, validation=tables.validation_tables(),
+        title=TITLE, published=tables.published)
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:
