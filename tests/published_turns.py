@@ -7,6 +7,7 @@ blind, as `source: published-heldout`. Run by hand (not a test):
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
     python -m tests.published_turns heldout  # the held-out draw (`published-heldout-v1`)
+    python -m tests.published_turns heldout2  # the second held-out draw (`published-heldout-v2`)
 
 `tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
 """
@@ -40,6 +41,9 @@ HELDOUT = DATA / "published_heldout_turns.jsonl"
 HELDOUT_LABELS = DATA / "published_heldout_labels.jsonl"
 HELDOUT_SOURCE = "published-heldout"
 HELDOUT_SIZE = 200
+HELDOUT2 = DATA / "published_heldout2_turns.jsonl"
+HELDOUT2_LABELS = DATA / "published_heldout2_labels.jsonl"
+HELDOUT2_SOURCE = "published-heldout-2"
 CONTEXT_CHARS = 400
 NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"
                       r"not permitted|unfortunately|don't have|don’t have|do not have|"
@@ -157,17 +161,18 @@ def second_pass(first_draw: list[Turn]) -> list[dict[str, str]]:
             for t in texts[:SECOND_PASS_SIZE]]
 
 
-def heldout(turns: list[Turn], drawn: set[str]) -> list[Turn]:
-    """The held-out draw (`published-heldout-v1`): the first `HELDOUT_SIZE` text-only turns
-    not in `drawn` (the first corpus's ids) by the sha256 of `heldout:<id>`, then the id."""
+def heldout(turns: list[Turn], drawn: set[str], draw: int = 1) -> list[Turn]:
+    """Held-out draw `draw` (`published-heldout-v<draw>`): the text-only turns not in `drawn`
+    (the first corpus's ids) ordered by the sha256 of `heldout:<id>`, then the id; draw 1 takes
+    the first `HELDOUT_SIZE`, draw 2 the next `HELDOUT_SIZE`."""
     rest = sorted((t for t in turns if not t.calls and t.id not in drawn),
                   key=lambda t: (_sha(f"heldout:{t.id}"), t.id))
-    return rest[:HELDOUT_SIZE]
+    return rest[(draw - 1) * HELDOUT_SIZE : draw * HELDOUT_SIZE]
 
 
-def heldout_draw() -> list[Turn]:
+def heldout_draw(draw: int = 1) -> list[Turn]:
     """`heldout` over the shipped runs, the first corpus's turns drawn."""
-    return heldout(population(), {row["id"] for row in read_jsonl(TURNS)})
+    return heldout(population(), {row["id"] for row in read_jsonl(TURNS)}, draw)
 
 
 def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
@@ -219,10 +224,12 @@ def main(command: str) -> None:
         SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
     elif command == "heldout":
         HELDOUT.write_text(jsonl([t.row() for t in heldout_draw()]), "utf-8")
+    elif command == "heldout2":
+        HELDOUT2.write_text(jsonl([t.row() for t in heldout_draw(2)]), "utf-8")
     elif command == "merge":
         CORPUS.write_text(rebuilt_corpus(), "utf-8")
     else:
-        raise SystemExit(f"unknown command {command!r}: sample, heldout or merge")
+        raise SystemExit(f"unknown command {command!r}: sample, heldout, heldout2 or merge")
 
 
 if __name__ == "__main__":
