@@ -6,8 +6,9 @@ context only) under the same rubric, before reading the first labels
 
     python -m tests.published_second_pass   # the figures docs/validation.md states
 
-The held-out draw (`published_heldout_turns.jsonl`) has a second blind reading of all its rows
-(`published_heldout_second_labels.jsonl`), paired the same way (`heldout_agreement`).
+Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`) has a
+second blind reading of all its rows (`HELDOUT_SECOND_LABELS`), paired the same way
+(`heldout_agreement`).
 
 `tests/test_published_turns.py` checks the file's ids and labels and that docs state these figures.
 """
@@ -18,13 +19,14 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.published_turns import DATA, HELDOUT, HELDOUT_LABELS, LABELS, SECOND_PASS, read_jsonl
+from tests.published_turns import DATA, HELDOUT_DRAWS, LABELS, SECOND_PASS, read_jsonl
 from toolcalib.classify.validation import cohen_kappa
 from toolcalib.records import ACTION_CLASSES
 
 SECOND_LABELS = DATA / "published_turn_second_labels.jsonl"
-HELDOUT_SECOND_LABELS = DATA / "published_heldout_second_labels.jsonl"
-"""A second blind reading of all 200 held-out turns, by other readers than the first."""
+HELDOUT_SECOND_LABELS = {1: DATA / "published_heldout_second_labels.jsonl",
+                         2: DATA / "published_heldout2_second_labels.jsonl"}
+"""Held-out draw -> a second blind reading of all its turns, by other readers than the first."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,13 @@ def summary(found: Agreement) -> str:
             f"against the rest): {classes}. Disagreements (first -> second): {pairs}.")
 
 
-def heldout_agreement() -> Agreement:
-    """Both readings of the held-out draw."""
-    return agreement(HELDOUT, HELDOUT_SECOND_LABELS, HELDOUT_LABELS)
+def heldout_agreement(draw: int = 1) -> Agreement:
+    """Both readings of held-out draw `draw`."""
+    turns, labels, _ = HELDOUT_DRAWS[draw]
+    return agreement(turns, HELDOUT_SECOND_LABELS[draw], labels)
 
 
 if __name__ == "__main__":
     print(summary(agreement()))
-    print(summary(heldout_agreement()))
+    for draw in HELDOUT_DRAWS:
+        print(summary(heldout_agreement(draw)))

@@ -1,8 +1,9 @@
 """The published-turns corpus: agent turns of the published τ²-bench runs
 (`data/published/tau2/`), sampled by the selection rule `published-turns-v1`
 (`docs/validation.md`, "Published-run agent turns"), labelled by hand and merged into the
-classifier corpus as `source: published`; and the held-out draw `published-heldout-v1`, labelled
-blind, as `source: published-heldout`. Run by hand (not a test):
+classifier corpus as `source: published`; and the held-out draws `published-heldout-v1` and
+`-v2`, labelled blind, as `source: published-heldout` and `published-heldout-2`. Run by hand
+(not a test):
 
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
@@ -45,6 +46,11 @@ HELDOUT2 = DATA / "published_heldout2_turns.jsonl"
 HELDOUT2_LABELS = DATA / "published_heldout2_labels.jsonl"
 HELDOUT2_SOURCE = "published-heldout-2"
 CONTEXT_CHARS = 400
+HELDOUT_DRAWS: dict[int, tuple[Path, Path, str]] = {
+    1: (HELDOUT, HELDOUT_LABELS, HELDOUT_SOURCE),
+    2: (HELDOUT2, HELDOUT2_LABELS, HELDOUT2_SOURCE),
+}
+"""Held-out draw -> its turns, its labels and its corpus source."""
 NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"
                       r"not permitted|unfortunately|don't have|don’t have|do not have|"
                       r"not possible|won't be able|won’t be able)\b", re.IGNORECASE)
@@ -191,18 +197,25 @@ def merged(corpus: str, rows: list[dict[str, Any]]) -> str:
     """The corpus with its published and held-out rows replaced by `rows`, appended (other
     lines byte-kept)."""
     kept = [line for line in corpus.splitlines()
-            if json.loads(line)["source"] not in (SOURCE, HELDOUT_SOURCE)]
+            if json.loads(line)["source"] not in published_sources()]
     return "".join(line + "\n" for line in
                    kept + [json.dumps(row, ensure_ascii=False) for row in rows])
 
 
+def published_sources() -> tuple[str, ...]:
+    """The corpus sources this module writes: the first corpus's, then each held-out draw's."""
+    return (SOURCE, *(source for _, _, source in HELDOUT_DRAWS.values()))
+
+
 def labelled_rows() -> list[dict[str, Any]]:
-    """The corpus rows of both draws: the first corpus's, then the held-out draw's."""
+    """The corpus rows of every draw: the first corpus's, then each held-out draw's."""
     def by_id(path: Path) -> dict[str, dict[str, Any]]:
         return {row["id"]: row for row in read_jsonl(path)}
 
-    return (corpus_rows(read_jsonl(TURNS), by_id(LABELS))
-            + corpus_rows(read_jsonl(HELDOUT), by_id(HELDOUT_LABELS), HELDOUT_SOURCE))
+    rows = corpus_rows(read_jsonl(TURNS), by_id(LABELS))
+    for turns, labels, source in HELDOUT_DRAWS.values():
+        rows += corpus_rows(read_jsonl(turns), by_id(labels), source)
+    return rows
 
 
 def rebuilt_corpus() -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests import published_second_pass as sp
 from tests import published_turns as pt
 from toolcalib.classify.validation import load_corpus
@@ -23,18 +25,22 @@ def assert_label_rows(rows: list[dict[str, object]]) -> None:
 def test_sample_rebuilds_to_the_committed_bytes() -> None:
     assert pt.jsonl([t.row() for t in pt.sampled(pt.ROUNDS)]) == pt.TURNS.read_text("utf-8")
     assert pt.jsonl(pt.second_pass(pt.sampled({}))) == pt.SECOND_PASS.read_text("utf-8")
-    assert pt.jsonl([t.row() for t in pt.heldout_draw()]) == pt.HELDOUT.read_text("utf-8")
+    for draw, (turns, _, _) in pt.HELDOUT_DRAWS.items():
+        assert pt.jsonl([t.row() for t in pt.heldout_draw(draw)]) == turns.read_text("utf-8")
 
 
-def test_heldout_draw_is_text_only_and_disjoint_from_the_first() -> None:
-    first = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
-    held = pt.read_jsonl(pt.HELDOUT)
-    assert len(held) == pt.HELDOUT_SIZE == len({row["id"] for row in held})
-    assert not first & {row["id"] for row in held}
-    assert not any(row["structured_calls"] for row in held)
-    labels = pt.read_jsonl(pt.HELDOUT_LABELS)
-    assert [row["id"] for row in labels] == [row["id"] for row in held]
-    assert_label_rows(labels)
+def test_heldout_draws_are_text_only_and_disjoint_from_the_first_and_each_other() -> None:
+    seen = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
+    for turns, labels_path, _ in pt.HELDOUT_DRAWS.values():
+        held = pt.read_jsonl(turns)
+        ids = {row["id"] for row in held}
+        assert len(held) == pt.HELDOUT_SIZE == len(ids)
+        assert not seen & ids
+        seen |= ids
+        assert not any(row["structured_calls"] for row in held)
+        labels = pt.read_jsonl(labels_path)
+        assert [row["id"] for row in labels] == [row["id"] for row in held]
+        assert_label_rows(labels)
 
 
 def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
@@ -50,13 +56,15 @@ def test_merge_keeps_other_rows_and_is_deterministic() -> None:
     rebuilt = pt.rebuilt_corpus()
     assert rebuilt == pt.merged(rebuilt, pt.labelled_rows())
     others = [line for line in corpus.splitlines()
-              if json.loads(line)["source"] not in (pt.SOURCE, pt.HELDOUT_SOURCE)]
+              if json.loads(line)["source"] not in pt.published_sources()]
     assert rebuilt.splitlines()[:len(others)] == others
     published = [json.loads(line) for line in rebuilt.splitlines()[len(others):]]
+    draws = pt.HELDOUT_DRAWS.values()
     assert [row["id"] for row in published] == [
-        t["id"] for t in pt.read_jsonl(pt.TURNS) + pt.read_jsonl(pt.HELDOUT)]
-    assert [row["source"] for row in published] == (
-        [pt.SOURCE] * len(pt.read_jsonl(pt.TURNS)) + [pt.HELDOUT_SOURCE] * pt.HELDOUT_SIZE)
+        t["id"] for path in (pt.TURNS, *(turns for turns, _, _ in draws))
+        for t in pt.read_jsonl(path)]
+    assert [row["source"] for row in published] == [pt.SOURCE] * len(pt.read_jsonl(pt.TURNS)) + [
+        source for _, _, source in draws for _ in range(pt.HELDOUT_SIZE)]
     assert {tuple(row) for row in published} == {
         ("id", "text", "structured_calls", "parse", "label", "reason", "source")}
 
@@ -65,7 +73,8 @@ def test_corpus_holds_the_published_rows() -> None:
     assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
     rows = load_corpus(pt.CORPUS)
     assert sum(row.source == "published" for row in rows) == len(pt.read_jsonl(pt.TURNS))
-    assert sum(row.source == pt.HELDOUT_SOURCE for row in rows) == pt.HELDOUT_SIZE
+    for _, _, source in pt.HELDOUT_DRAWS.values():
+        assert sum(row.source == source for row in rows) == pt.HELDOUT_SIZE
 
 
 def test_second_reading_labels_exactly_the_second_pass_rows() -> None:
@@ -80,13 +89,18 @@ def test_docs_state_the_second_pass_agreement() -> None:
     assert (len(found.ids), found.agreed(), round(found.kappa() or 0, 3)) == (100, 91, 0.866)
     held = sp.heldout_agreement()
     assert (len(held.ids), held.agreed(), round(held.kappa() or 0, 3)) == (200, 196, 0.972)
+    held2 = sp.heldout_agreement(2)
+    assert (len(held2.ids), held2.agreed()) == (200, 193)
     docs = " ".join((pt.DATA.parents[1] / "docs" / "validation.md").read_text("utf-8").split())
-    assert sp.summary(found) in docs
-    assert sp.summary(held) in docs
+    for reading in (found, held, held2):
+        assert sp.summary(reading) in docs
 
 
-def test_heldout_second_reading_labels_every_heldout_row() -> None:
-    rows = pt.read_jsonl(sp.HELDOUT_SECOND_LABELS)
-    assert [row["id"] for row in rows] == [row["id"] for row in pt.read_jsonl(pt.HELDOUT)]
-    assert pt.jsonl(rows) == sp.HELDOUT_SECOND_LABELS.read_text("utf-8")
+@pytest.mark.parametrize("draw", sorted(pt.HELDOUT_DRAWS))
+def test_heldout_second_reading_labels_every_heldout_row(draw: int) -> None:
+    path = sp.HELDOUT_SECOND_LABELS[draw]
+    rows = pt.read_jsonl(path)
+    assert [row["id"] for row in rows] == [
+        row["id"] for row in pt.read_jsonl(pt.HELDOUT_DRAWS[draw][0])]
+    assert pt.jsonl(rows) == path.read_text("utf-8")
     assert_label_rows(rows)
