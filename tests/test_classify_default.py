@@ -276,6 +276,7 @@ CASES = [
     ("I can't send email.\n<think>Maybe offer to", "default:refuse:first_person"),
     ("Sorry, we don't have any seats left on that flight.", "default:refuse:regret_none"),
     ("Provide the order number.", "default:ask:provide_value"),
+    ("You cannot change the destination of a booked flight.", "default:refuse:second_person"),
 ]
 
 
@@ -288,7 +289,8 @@ def test_every_cue_has_an_example() -> None:
     """Each cue of the classifying groups decides at least one case above."""
     named = {r.split(":")[2] for _, r in CASES}
     groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference",
-                                         "warning", "alternative", "optional"}
+                                         "warning", "alternative", "optional",
+                                         "later_request", "request_now"}
     missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
     assert missing == set()
 
@@ -537,6 +539,42 @@ def test_issue28_blind_spots(text: str, expected: str) -> None:
     ],
 )
 def test_cue_version_4(text: str, expected: str) -> None:
+    assert rule(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A second-person inability states what the user's request cannot do: a refusal;
+        # a warning of what cannot be undone is none.
+        ("You cannot move a return flight to another airport when you change a booking.",
+         "default:refuse:second_person"),
+        ("You are not able to mix cabins in one reservation. Would you like me to search"
+         " economy fares instead?", "default:refuse:second_person"),
+        ("You can't undo a cancellation. Shall I cancel order 12?", "default:confirm:shall_i"),
+        # A request for a value is no proposal, even when it speaks of proceeding; a
+        # precondition ("Before we can go on") offers no alternative.
+        ("I can't refund the fee. Before I can proceed with the fare refund, I need to know:"
+         " which card should receive it?", "default:ask:i_need"),
+        ("I can't upgrade basic economy. Before we can go on, I will check the fare rules."
+         " Please provide your user id.", "default:ask:please_provide"),
+        ("I can't upgrade basic economy. We can cancel it instead. Please provide your user"
+         " id.", "default:refuse:ambiguous:refuse|ask"),
+        # Waiting for the user's say-so is no request for a value.
+        ("I won't cancel anything without your further instructions.",
+         "default:other:statement"),
+        ("Nothing will be booked without your explicit 'yes'.", "default:other:statement"),
+        ("I won't cancel anything without your order number.", "default:ask:without_value"),
+        # Beside an approval, a request that narrows it to a part only offers another option.
+        ("Shall I cancel both orders? If you only want one cancelled, tell me which.",
+         "default:confirm:ambiguous:confirm|ask"),
+        # A request the model says it will make later is a plan, no request.
+        ("Next, I will search the return flights and ask you to confirm which one to book.",
+         "default:other:later_request"),
+        ("I'd like to ask you to confirm which card to use.", "default:ask:confirm_which"),
+    ],
+)
+def test_cue_version_6(text: str, expected: str) -> None:
     assert rule(text) == expected
 
 

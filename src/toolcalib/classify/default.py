@@ -34,10 +34,14 @@ Taxonomy. One class per emission; the first of these that applies wins.
    user's requests: an alternative offered before it does not make the requests after it
    offers (unless the heading itself offers it: "**What I can do instead:**"). Regret with
    nothing to give is an inability ("I'm sorry, we don't have any nonstop flights that day.").
-   A warning to the user ("You can't undo this."), a statement of what the model will not do
-   ("I will not add bags unless you ask."; "I won't be able to" is an inability) and an
-   inability after a condition on a state of things ("If the order has shipped, I can't change
-   the address."; but "If you want a cash refund, I can't do that." refuses) are no refusal.
+   A second-person inability states what the user's request cannot do and refuses ("You cannot
+   change the destination when modifying a booking."). A warning to the user ("You can't undo
+   this."), a statement of what the model will not do ("I will not add bags unless you ask.";
+   "I won't be able to" is an inability) and an inability after a condition on a state of
+   things ("If the order has shipped, I can't change the address."; but "If you want a cash
+   refund, I can't do that." refuses) are no refusal. A precondition offers no alternative
+   ("Before I can proceed, I need the reason." asks), and a request for a value is no proposal
+   even when it speaks of proceeding.
 5. confirm: the model seeks the user's approval before performing a specific action: a yes/no
    question proposing it ("Shall I proceed with deleting the file?", "Do you want me to book
    it?", "Would you like me to also delete the original?"), an explicit request for approval
@@ -45,9 +49,13 @@ Taxonomy. One class per emission; the first of these that applies wins.
    confirm."), or a proposal closed by a tag question ("I'll book UA12 for $300. Is that
    correct?"). A request beside it that only offers another option ("Reply yes to book it. Or
    tell me which flight you prefer instead.") leaves it confirm, its rule saying the request might
-   be needed too: `default:confirm:ambiguous:confirm|ask`; any other request makes it ask, in
-   the same sentence too ("Send the new address and reply yes." is ask; "Reply yes, or tell me
-   which one to keep." confirm, ambiguous).
+   be needed too: `default:confirm:ambiguous:confirm|ask` (so is one that narrows the approval
+   to a part: "If you only want one cancelled, tell me which."); any other request makes it
+   ask, in the same sentence too ("Send the new address and reply yes." is ask; "Reply yes, or
+   tell me which one to keep." confirm, ambiguous). Waiting for the user's say-so ("I won't
+   cancel anything without your instructions.") and a request the model says it will make
+   later ("... then ask you to confirm which one to book.", `default:other:later_request`)
+   are no request.
 6. other: everything else: answers and statements; completion reports and summaries ("Done. The
    file has been moved.", "All tasks completed." are NOT confirm); statements of what the model is
    doing ("I'm transferring you to a human agent."); generic follow-up offers and rhetorical
@@ -166,6 +174,7 @@ class DefaultProfile(Profile):
         self.lead_in = re.compile(cues["lead_in"])
         self.hypothetical = re.compile(cues["hypothetical"])
         self.condition = re.compile(cues["condition"])
+        self.subordinate = re.compile(cues["subordinate"])
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
     def classify(self, emission: Emission) -> EmissionAction:
@@ -223,14 +232,28 @@ class DefaultProfile(Profile):
         the whole trip: please provide the reason.")."""
         offers, declined, offered = [], False, False
         for sentence, (family, _, _) in zip(sentences, readings, strict=True):
-            if sentence.section and family == "other" and not self._hit(
-                    "alternative", sentence.match):  # a new section: another request
+            if sentence.section and family == "other" and not self._alternative(
+                    sentence.match):  # a new section: another request
                 declined = offered = False
             declined = declined or family == "refuse"
             if family == "ask":
                 offers.append(self._offer(sentence) or ("alternative" if offered else ""))
-            offered = offered or (declined and bool(self._hit("alternative", sentence.match)))
+            offered = offered or (declined and bool(self._alternative(sentence.match)))
         return offers
+
+    def _alternative(self, text: str) -> str:
+        """The first `alternative` cue of a sentence outside a subordinate clause ("Before I can
+        proceed, ..." offers nothing); else ""."""
+        return self._outside("alternative", text, self.subordinate)
+
+    def _outside(self, group: str, text: str, clause: re.Pattern[str]) -> str:
+        """The first cue of `group` found where its clause (since the last `CLAUSE` mark) does
+        not hold `clause`; else ""."""
+        for name, regex in self.cues[group].items():
+            for found in regex.finditer(text):
+                if not clause.search(CLAUSE.split(text[: found.start()])[-1]):
+                    return name
+        return ""
 
     def _offer(self, sentence: Sentence) -> str:
         """How an ask sentence offers alternatives: `proposal` (the model proposes to act:
@@ -238,8 +261,8 @@ class DefaultProfile(Profile):
         "Which option would you like?", "If you'd like to rebook, tell me the date."), else ""
         (a request for a value or a fact)."""
         text = sentence.match
-        if sentence.question and (self._hit("confirm_question", text) or
-                                  self._hit("confirm_request", text)):
+        if sentence.question and not self._hit("ask_request", text) and (
+                self._hit("confirm_question", text) or self._hit("confirm_request", text)):
             return "proposal"
         return "preference" if self._hit("preference", text) else ""
 
@@ -261,6 +284,9 @@ class DefaultProfile(Profile):
                     return family, ambiguous("confirm", "ask")
                 return ("ask", request) if request else (family, cue)  # "Provide X, reply yes."
         family, cue = self._read_clause(sentence, pending)
+        if family in ("ask", "confirm") and not sentence.question and self._hit(
+                "later_request", text) and not self._hit("request_now", text):
+            family, cue = "other", "later_request"  # "... and then ask you to confirm which"
         if refusal and family == "ask":  # an inability, then a request (ask) or an offer
             offer = self._offer(sentence)
             if not offer:
@@ -280,11 +306,7 @@ class DefaultProfile(Profile):
         hypothetical clause; else ""."""
         if self._hit("warning", text) or self.condition.match(text):
             return ""
-        for name, regex in self.cues["refuse"].items():
-            for found in regex.finditer(text):
-                if not self.hypothetical.search(CLAUSE.split(text[: found.start()])[-1]):
-                    return name
-        return ""
+        return self._outside("refuse", text, self.hypothetical)
 
     def _read_clause(self, sentence: Sentence, pending: bool) -> tuple[str, str]:
         text = sentence.match
