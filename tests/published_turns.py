@@ -7,8 +7,7 @@ classifier corpus as `source: published`; and the held-out draws `published-held
 
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
-    python -m tests.published_turns heldout  # the held-out draw (`published-heldout-v1`)
-    python -m tests.published_turns heldout2  # the second held-out draw (`published-heldout-v2`)
+    python -m tests.published_turns heldout  # the held-out draws (`published-heldout-v1`, `-v2`)
 
 `tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
 """
@@ -167,18 +166,19 @@ def second_pass(first_draw: list[Turn]) -> list[dict[str, str]]:
             for t in texts[:SECOND_PASS_SIZE]]
 
 
-def heldout(turns: list[Turn], drawn: set[str], draw: int = 1) -> list[Turn]:
-    """Held-out draw `draw` (`published-heldout-v<draw>`): the text-only turns not in `drawn`
-    (the first corpus's ids) ordered by the sha256 of `heldout:<id>`, then the id; draw 1 takes
-    the first `HELDOUT_SIZE`, draw 2 the next `HELDOUT_SIZE`."""
+def heldout(turns: list[Turn], drawn: set[str]) -> dict[int, list[Turn]]:
+    """Each held-out draw (`published-heldout-v<draw>`, the keys of `HELDOUT_DRAWS`): the
+    text-only turns not in `drawn` (the first corpus's ids) ordered by the sha256 of
+    `heldout:<id>`, then the id; draw 1 takes the first `HELDOUT_SIZE`, draw 2 the next."""
     rest = sorted((t for t in turns if not t.calls and t.id not in drawn),
                   key=lambda t: (_sha(f"heldout:{t.id}"), t.id))
-    return rest[(draw - 1) * HELDOUT_SIZE : draw * HELDOUT_SIZE]
+    return {draw: rest[(draw - 1) * HELDOUT_SIZE : draw * HELDOUT_SIZE]
+            for draw in HELDOUT_DRAWS}
 
 
-def heldout_draw(draw: int = 1) -> list[Turn]:
+def heldout_draws() -> dict[int, list[Turn]]:
     """`heldout` over the shipped runs, the first corpus's turns drawn."""
-    return heldout(population(), {row["id"] for row in read_jsonl(TURNS)}, draw)
+    return heldout(population(), {row["id"] for row in read_jsonl(TURNS)})
 
 
 def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
@@ -236,13 +236,12 @@ def main(command: str) -> None:
         TURNS.write_text(jsonl([t.row() for t in sampled(ROUNDS)]), "utf-8")
         SECOND_PASS.write_text(jsonl(second_pass(sampled({}))), "utf-8")
     elif command == "heldout":
-        HELDOUT.write_text(jsonl([t.row() for t in heldout_draw()]), "utf-8")
-    elif command == "heldout2":
-        HELDOUT2.write_text(jsonl([t.row() for t in heldout_draw(2)]), "utf-8")
+        for draw, turns in heldout_draws().items():
+            HELDOUT_DRAWS[draw][0].write_text(jsonl([t.row() for t in turns]), "utf-8")
     elif command == "merge":
         CORPUS.write_text(rebuilt_corpus(), "utf-8")
     else:
-        raise SystemExit(f"unknown command {command!r}: sample, heldout, heldout2 or merge")
+        raise SystemExit(f"unknown command {command!r}: sample, heldout or merge")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ def assert_label_rows(rows: list[dict[str, object]]) -> None:
 def test_sample_rebuilds_to_the_committed_bytes() -> None:
     assert pt.jsonl([t.row() for t in pt.sampled(pt.ROUNDS)]) == pt.TURNS.read_text("utf-8")
     assert pt.jsonl(pt.second_pass(pt.sampled({}))) == pt.SECOND_PASS.read_text("utf-8")
-    for draw, (turns, _, _) in pt.HELDOUT_DRAWS.items():
-        assert pt.jsonl([t.row() for t in pt.heldout_draw(draw)]) == turns.read_text("utf-8")
+    for draw, turns in pt.heldout_draws().items():
+        path = pt.HELDOUT_DRAWS[draw][0]
+        assert pt.jsonl([t.row() for t in turns]) == path.read_text("utf-8")
 
 
 def test_heldout_draws_are_text_only_and_disjoint_from_the_first_and_each_other() -> None:
