@@ -174,7 +174,8 @@ class DefaultProfile(Profile):
         self.lead_in = re.compile(cues["lead_in"])
         self.hypothetical = re.compile(cues["hypothetical"])
         self.condition = re.compile(cues["condition"])
-        self.subordinate = re.compile(cues["subordinate"])
+        # A hypothetical clause or a precondition: no alternative is offered in it.
+        self.subordinate = re.compile(f"{cues['hypothetical']}|{cues['precondition']}")
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
 
     def classify(self, emission: Emission) -> EmissionAction:
