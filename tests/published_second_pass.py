@@ -6,8 +6,8 @@ context only) under the same rubric, before reading the first labels
 
     python -m tests.published_second_pass   # the figures docs/validation.md states
 
-Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`) has a
-second blind reading of all its rows (`HELDOUT_SECOND_LABELS`), paired the same way
+Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`,
+`published_heldout3_turns.jsonl`) has a second blind reading of all its rows (`HELDOUT_SECOND_LABELS`), paired the same way
 (`heldout_agreement`).
 
 `tests/test_published_turns.py` checks the file's ids and labels and that docs state these figures.
@@ -25,7 +25,8 @@ from toolcalib.records import ACTION_CLASSES
 
 SECOND_LABELS = DATA / "published_turn_second_labels.jsonl"
 HELDOUT_SECOND_LABELS = {1: DATA / "published_heldout_second_labels.jsonl",
-                         2: DATA / "published_heldout2_second_labels.jsonl"}
+                         2: DATA / "published_heldout2_second_labels.jsonl",
+                         3: DATA / "published_heldout3_second_labels.jsonl"}
 """Held-out draw -> a second blind reading of all its turns, by other readers than the first."""
 
 

@@ -1,13 +1,14 @@
 """The published-turns corpus: agent turns of the published τ²-bench runs
 (`data/published/tau2/`), sampled by the selection rule `published-turns-v1`
 (`docs/validation.md`, "Published-run agent turns"), labelled by hand and merged into the
-classifier corpus as `source: published`; and the held-out draws `published-heldout-v1` and
-`-v2`, labelled blind, as `source: published-heldout` and `published-heldout-2`. Run by hand
+classifier corpus as `source: published`; and the held-out draws `published-heldout-v1`, `-v2`
+and `-v3`, labelled blind, as `source: published-heldout`, `published-heldout-2` and
+`published-heldout-3`. Run by hand
 (not a test):
 
     python -m tests.published_turns sample   # published_turns.jsonl and the second pass
     python -m tests.published_turns merge    # the classifier corpus's published rows
-    python -m tests.published_turns heldout  # the held-out draws (`published-heldout-v1`, `-v2`)
+    python -m tests.published_turns heldout  # the held-out draws (`published-heldout-v1` to `-v3`)
 
 `tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
 """
@@ -44,10 +45,14 @@ HELDOUT_SIZE = 200
 HELDOUT2 = DATA / "published_heldout2_turns.jsonl"
 HELDOUT2_LABELS = DATA / "published_heldout2_labels.jsonl"
 HELDOUT2_SOURCE = "published-heldout-2"
+HELDOUT3 = DATA / "published_heldout3_turns.jsonl"
+HELDOUT3_LABELS = DATA / "published_heldout3_labels.jsonl"
+HELDOUT3_SOURCE = "published-heldout-3"
 CONTEXT_CHARS = 400
 HELDOUT_DRAWS: dict[int, tuple[Path, Path, str]] = {
     1: (HELDOUT, HELDOUT_LABELS, HELDOUT_SOURCE),
     2: (HELDOUT2, HELDOUT2_LABELS, HELDOUT2_SOURCE),
+    3: (HELDOUT3, HELDOUT3_LABELS, HELDOUT3_SOURCE),
 }
 """Held-out draw -> its turns, its labels and its corpus source."""
 NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"
@@ -169,7 +174,8 @@ def second_pass(first_draw: list[Turn]) -> list[dict[str, str]]:
 def heldout(turns: list[Turn], drawn: set[str]) -> dict[int, list[Turn]]:
     """Each held-out draw (`published-heldout-v<draw>`, the keys of `HELDOUT_DRAWS`): the
     text-only turns not in `drawn` (the first corpus's ids) ordered by the sha256 of
-    `heldout:<id>`, then the id; draw 1 takes the first `HELDOUT_SIZE`, draw 2 the next."""
+    `heldout:<id>`, then the id; draw 1 takes the first `HELDOUT_SIZE`, draw 2 the next, draw 3 the
+    rest (181)."""
     rest = sorted((t for t in turns if not t.calls and t.id not in drawn),
                   key=lambda t: (_sha(f"heldout:{t.id}"), t.id))
     return {draw: rest[(draw - 1) * HELDOUT_SIZE : draw * HELDOUT_SIZE]

@@ -31,17 +31,20 @@ def test_sample_rebuilds_to_the_committed_bytes() -> None:
 
 
 def test_heldout_draws_are_text_only_and_disjoint_from_the_first_and_each_other() -> None:
-    seen = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
-    for turns, labels_path, _ in pt.HELDOUT_DRAWS.values():
+    first = {row["id"] for row in pt.read_jsonl(pt.TURNS)}
+    seen = set(first)
+    for draw, (turns, labels_path, _) in pt.HELDOUT_DRAWS.items():
         held = pt.read_jsonl(turns)
         ids = {row["id"] for row in held}
-        assert len(held) == pt.HELDOUT_SIZE == len(ids)
+        assert len(held) == len(ids) == (181 if draw == 3 else pt.HELDOUT_SIZE)
         assert not seen & ids
         seen |= ids
         assert not any(row["structured_calls"] for row in held)
         labels = pt.read_jsonl(labels_path)
         assert [row["id"] for row in labels] == [row["id"] for row in held]
         assert_label_rows(labels)
+    # the last draw leaves no text-only turn outside the first corpus unread
+    assert seen - first == {t.id for t in pt.population() if not t.calls and t.id not in first}
 
 
 def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
@@ -65,7 +68,7 @@ def test_merge_keeps_other_rows_and_is_deterministic() -> None:
         t["id"] for path in (pt.TURNS, *(turns for turns, _, _ in draws))
         for t in pt.read_jsonl(path)]
     assert [row["source"] for row in published] == [pt.SOURCE] * len(pt.read_jsonl(pt.TURNS)) + [
-        source for _, _, source in draws for _ in range(pt.HELDOUT_SIZE)]
+        source for turns, _, source in draws for _ in pt.read_jsonl(turns)]
     assert {tuple(row) for row in published} == {
         ("id", "text", "structured_calls", "parse", "label", "reason", "source")}
 
@@ -74,8 +77,8 @@ def test_corpus_holds_the_published_rows() -> None:
     assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
     rows = load_corpus(pt.CORPUS)
     assert sum(row.source == "published" for row in rows) == len(pt.read_jsonl(pt.TURNS))
-    for _, _, source in pt.HELDOUT_DRAWS.values():
-        assert sum(row.source == source for row in rows) == pt.HELDOUT_SIZE
+    for turns, _, source in pt.HELDOUT_DRAWS.values():
+        assert sum(row.source == source for row in rows) == len(pt.read_jsonl(turns))
 
 
 def test_second_reading_labels_exactly_the_second_pass_rows() -> None:

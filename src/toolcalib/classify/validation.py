@@ -8,9 +8,9 @@ them) with its `provenance` (model, variant, benchmark, category, case, turn, st
 and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`; or `published` (an agent
 turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; its provenance is
 `tests/data/published_turns.jsonl`, built by `tests/published_turns.py`); or
-`published-heldout` and `published-heldout-2` (the held-out draws of the same runs,
-`tests/data/published_heldout_turns.jsonl` and `published_heldout2_turns.jsonl`: rows the cue
-rules are never tuned on).
+`published-heldout`, `published-heldout-2` and `published-heldout-3` (the held-out draws of
+the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl` and
+`published_heldout3_turns.jsonl`: each scored before any rule is read on it).
 
 Metrics, per profile and per source group (`source_groups`: all rows, each source, and the
 earlier sources `hand+model` apart from any later one, e.g. `published`):
@@ -109,7 +109,8 @@ class CorpusRow(StrictModel):
     parse: Literal["none", "ok", "malformed"]
     label: ActionClass
     reason: str
-    source: Literal["hand", "model", "published", "published-heldout", "published-heldout-2"]
+    source: Literal["hand", "model", "published", "published-heldout", "published-heldout-2",
+                    "published-heldout-3"]
     provenance: Provenance | None = None
 
     @model_validator(mode="after")
