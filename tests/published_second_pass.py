@@ -7,8 +7,8 @@ context only) under the same rubric, before reading the first labels
     python -m tests.published_second_pass   # the figures docs/validation.md states
 
 Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`,
-`published_heldout3_turns.jsonl`) has a second blind reading of all its rows (`HELDOUT_SECOND_LABELS`), paired the same way
-(`heldout_agreement`).
+`published_heldout3_turns.jsonl`) has a second blind reading of all its rows
+(`HELDOUT_SECOND_LABELS`), paired the same way (`heldout_agreement`).
 
 `tests/test_published_turns.py` checks the file's ids and labels and that docs state these figures.
 """

@@ -154,6 +154,10 @@ def test_validation_per_source(tmp_path: Path) -> None:
         "all": ["hand", "model"], "hand": ["hand"], "model": ["model"]}
     assert source_groups(["published", "model", "hand"])["hand+model"] == ["hand", "model"]
     assert list(source_groups(["published", "hand"])) == ["all", "hand", "published"]
+    draws = ["published-heldout-2", "published", "published-heldout"]
+    assert source_groups(draws)["published-heldout-all"] == [
+        "published-heldout", "published-heldout-2"]
+    assert "published-heldout-all" not in source_groups(["published", "published-heldout"])
     table, summary = validation_frames(corpus, [EchoProfile()])
     assert summary["source"].to_list() == ["all", "hand", "model"]
     assert summary["n"].to_list() == [2, 1, 1]

@@ -12,8 +12,9 @@ turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; i
 the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl` and
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it).
 
-Metrics, per profile and per source group (`source_groups`: all rows, each source, and the
-earlier sources `hand+model` apart from any later one, e.g. `published`):
+Metrics, per profile and per source group (`source_groups`: all rows, each source, the
+earlier sources `hand+model` apart from any later one, e.g. `published`, and the held-out draws
+together, `published-heldout-all`):
 - per class: precision = TP / predicted, recall = TP / support, F1 their harmonic mean, each 0.0
   when its denominator is 0; a class with neither gold rows nor predictions is absent (nulls);
   its kappa is Cohen's kappa of the class against the rest (gold is the class or not,
@@ -52,6 +53,8 @@ CORPUS_CALL = ToolCall(name="corpus_call")
 
 ALL_SOURCES = "all"
 EARLIER_SOURCES = ("hand", "model")
+HELDOUT_PREFIX = "published-heldout"
+HELDOUT_GROUP = "published-heldout-all"
 """The corpus's first sources, reported together (`hand+model`) once it holds others."""
 _SCHEMA_VERSION = Column("schema_version", "int")
 """Each validation CSV carries its table's `schema_version` as its first column (CSV has no
@@ -221,12 +224,15 @@ def summary_scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, o
 
 
 def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
-    """Group name -> the sources it holds: `all`, each source (sorted), and `hand+model` when
-    the corpus holds other sources beside both of those."""
+    """Group name -> the sources it holds: `all`, each source (sorted), `hand+model` when the
+    corpus holds other sources beside both of those, and `published-heldout-all` (every
+    held-out draw, `published-heldout*`) when it holds more than one draw."""
     present = sorted(set(sources))
     groups = {ALL_SOURCES: present, **{source: [source] for source in present}}
     if set(EARLIER_SOURCES) < set(present):
         groups["+".join(EARLIER_SOURCES)] = list(EARLIER_SOURCES)
+    if len(draws := [s for s in present if s.startswith(HELDOUT_PREFIX)]) > 1:
+        groups[HELDOUT_GROUP] = draws
     return groups
 
 
