@@ -12,6 +12,7 @@ from toolcalib.classify.validation import (
     NO_CLASS,
     SUMMARY_SCHEMA,
     TABLE_SCHEMA,
+    agent_of,
     class_scores,
     cohen_kappa,
     load_corpus,
@@ -282,3 +283,23 @@ def test_default_beats_paper_on_the_corpus() -> None:
     assert summary["default"]["accuracy"] > summary["paper"]["accuracy"]
     assert summary["default"]["kappa"] > summary["paper"]["kappa"]
     assert summary["default"]["macro_f1"] > summary["paper"]["macro_f1"]
+
+
+def test_held_out_pool_per_agent(tmp_path: Path) -> None:
+    """The held-out draws pooled, then that pool per published agent (the results file's
+    submission name up to its first `_`); a draw alone gets no per-agent rows."""
+    rows = [row("alpha_org_2025__airline:1:2", "p:ask", "ask", source="published-heldout"),
+            row("alpha_org_2025__retail:4:5", "p:other", "ask", source="published-heldout-2"),
+            row("beta-1_org__airline:2:3", "p:refuse", "refuse", source="published-heldout-2"),
+            row("alpha_org_2025__airline:9:9", "p:ask", "ask", source="published")]
+    summary = validation_frames(write(tmp_path / "c.jsonl", rows), [EchoProfile()])[1]
+    got = {r["source"]: (r["n"], r["accuracy"]) for r in summary.iter_rows(named=True)}
+    assert got["published-heldout-all"] == (3, 2 / 3)
+    assert got["published-heldout-all:alpha"] == (2, 0.5)
+    assert got["published-heldout-all:beta-1"] == (1, 1.0)
+    assert list(got)[-3:] == ["published-heldout-all", "published-heldout-all:alpha",
+                              "published-heldout-all:beta-1"]
+    assert agent_of("toolorchestra_nvidia_2025-12-02__toolorchestra_airline_x:3:12") == (
+        "toolorchestra")
+    alone = validation_frames(write(tmp_path / "d.jsonl", rows[:1] + rows[3:]), [EchoProfile()])
+    assert not any(":" in s for s in alone[1]["source"].to_list())

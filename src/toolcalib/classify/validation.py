@@ -13,8 +13,8 @@ the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_t
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it).
 
 Metrics, per profile and per source group (`source_groups`: all rows, each source, the
-earlier sources `hand+model` apart from any later one, e.g. `published`, and the held-out draws
-together, `published-heldout-all`):
+earlier sources `hand+model` apart from any later one, e.g. `published`, the held-out draws
+together, `published-heldout-all`, and that pool per published agent, `group_filters`):
 - per class: precision = TP / predicted, recall = TP / support, F1 their harmonic mean, each 0.0
   when its denominator is 0; a class with neither gold rows nor predictions is absent (nulls);
   its kappa is Cohen's kappa of the class against the rest (gold is the class or not,
@@ -236,6 +236,26 @@ def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
     return groups
 
 
+def agent_of(row_id: str) -> str:
+    """The agent of a published row: its results file's submission name up to the first `_`
+    (`toolorchestra_nvidia_2025-12-02__toolorchestra_airline_...:3:12` -> `toolorchestra`)."""
+    return row_id.split("_", 1)[0]
+
+
+def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Group name -> its rows: the `source_groups`, then, when the held-out draws are pooled,
+    the pool per agent (`published-heldout-all:<agent>`, agents sorted): how far the
+    classifier can be trusted on each published agent's text."""
+    groups = source_groups(predictions["source"].to_list())
+    filters = {name: pl.col("source").is_in(sources) for name, sources in groups.items()}
+    if pooled := groups.get(HELDOUT_GROUP):
+        held = predictions.filter(pl.col("source").is_in(pooled))["id"]
+        for agent in sorted({agent_of(row_id) for row_id in held}):
+            filters[f"{HELDOUT_GROUP}:{agent}"] = (
+                pl.col("source").is_in(pooled) & pl.col("id").str.starts_with(f"{agent}_"))
+    return filters
+
+
 def validation_frames(
     corpus_path: str | Path, profiles: Sequence[str | Profile],
     sources: Sequence[str] | None = None,
@@ -250,14 +270,13 @@ def validation_frames(
             raise InputError(f"{corpus_path}: no row of source {', '.join(unknown)}")
         rows = [row for row in rows if row.source in sources]
     predictions = predictions_frame(rows, profiles)
-    groups = source_groups(predictions["source"].to_list())
+    groups = group_filters(predictions)
     version = {"schema_version": VALIDATION.schema_version}
     table: list[dict[str, object]] = []
     summary: list[dict[str, object]] = []
     for profile in _resolve(profiles):
-        for group, sources in groups.items():
-            mine = predictions.filter((pl.col("profile") == profile.name)
-                                      & pl.col("source").is_in(sources))
+        for group, chosen in groups.items():
+            mine = predictions.filter((pl.col("profile") == profile.name) & chosen)
             gold, predicted = mine["label"].to_list(), mine["predicted"].to_list()
             keys = {**version, "profile": profile.name, "source": group}
             table += [VALIDATION.row({**keys, **s}) for s in class_scores(gold, predicted)]
