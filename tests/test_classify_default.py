@@ -578,6 +578,32 @@ def test_cue_version_6(text: str, expected: str) -> None:
     assert rule(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Beside an approval, a request that holds only if a fact proves wrong is optional:
+        # a yes alone lets the model proceed.
+        ("I'll update the shipping address to 12 Oak Lane, Springfield. Reply yes to proceed."
+         " If any part of the address is wrong, please provide the correct one.",
+         "default:confirm:ambiguous:confirm|ask"),
+        ("Please reply yes to confirm the booking. If the card on file doesn't cover the fare,"
+         " please provide a second card.", "default:confirm:ambiguous:confirm|ask"),
+        ("Reply yes to proceed with the exchange. If not, please tell me what to change.",
+         "default:confirm:ambiguous:confirm|ask"),
+        # A request that holds on the user's yes is needed: ask.
+        ("Would you like me to proceed with the upgrade for $220? If so, which payment method"
+         " would you like to use?", "default:ask:question"),
+        ("Please confirm the return of the lamp with a refund to your Visa. If that works, tell"
+         " me the pickup date.", "default:ask:let_me_know_which"),
+        # With no approval beside it, a conditional request still asks.
+        ("If the card on file doesn't cover the fare, please provide a second card.",
+         "default:ask:please_provide"),
+    ],
+)
+def test_cue_version_7(text: str, expected: str) -> None:
+    assert rule(text) == expected
+
+
 def test_every_preference_cue_decides_an_ambiguity() -> None:
     """Each preference cue, beside a refusal, makes the emission an ambiguous refusal."""
     questions = {

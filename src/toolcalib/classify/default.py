@@ -50,7 +50,9 @@ Taxonomy. One class per emission; the first of these that applies wins.
    correct?"). A request beside it that only offers another option ("Reply yes to book it. Or
    tell me which flight you prefer instead.") leaves it confirm, its rule saying the request might
    be needed too: `default:confirm:ambiguous:confirm|ask` (so is one that narrows the approval
-   to a part: "If you only want one cancelled, tell me which."); any other request makes it
+   to a part: "If you only want one cancelled, tell me which."; so is one that holds only if a
+   fact proves wrong: "If the address is incorrect, please provide the right one.", while "If
+   so, which card?" holds on the user's yes and is needed); any other request makes it
    ask, in the same sentence too ("Send the new address and reply yes." is ask; "Reply yes, or
    tell me which one to keep." confirm, ambiguous). Waiting for the user's say-so ("I won't
    cancel anything without your instructions.") and a request the model says it will make
@@ -174,6 +176,7 @@ class DefaultProfile(Profile):
         self.lead_in = re.compile(cues["lead_in"])
         self.hypothetical = re.compile(cues["hypothetical"])
         self.condition = re.compile(cues["condition"])
+        self.affirmed = re.compile(cues["affirmed"])
         # A hypothetical clause or a precondition: no alternative is offered in it.
         self.subordinate = re.compile(f"{cues['hypothetical']}|{cues['precondition']}")
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
@@ -211,8 +214,8 @@ class DefaultProfile(Profile):
                 best = refusals[0] if set(offers) == {"proposal"} else \
                     ("refuse", ambiguous("refuse", "ask"), refusals[0][2])
         confirms = [reading for reading in readings if reading[0] == "confirm"]
-        if best[0] == "ask" and confirms and all(  # each ask only offers another option
-                self._hit("optional", s.match) for s, r in zip(sentences, readings, strict=True)
+        if best[0] == "ask" and confirms and all(  # a yes alone leaves out each ask
+                self._optional(s.match) for s, r in zip(sentences, readings, strict=True)
                 if r[0] == "ask"):
             best = ("confirm", ambiguous("confirm", "ask"), confirms[0][2])
         if best[0] == "other":
@@ -225,6 +228,13 @@ class DefaultProfile(Profile):
         its strings (`readable`)."""
         prose = readable(FENCE.sub("\n", visible))
         return [s for s in self.sentences(prose) if WORD.search(s.match)]
+
+    def _optional(self, text: str) -> bool:
+        """A request beside an approval that a yes alone leaves out: it offers another option
+        (`optional`), or it holds only if a fact proves wrong (a sentence opening with a
+        `condition` on a state of things, not on the user's yes: `affirmed`)."""
+        return bool(self._hit("optional", text)) or bool(
+            self.condition.match(text) and not self.affirmed.match(text))
 
     def _offers(self, sentences: list[Sentence], readings: list[tuple[str, str, str]]
                 ) -> list[str]:
