@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -15,7 +16,7 @@ from tests.servers import make_request
 from toolcalib.backends.base import MACHINE_FACTS, recorded_identity
 from toolcalib.jsonio import dumps
 from toolcalib.provenance.manifest import build_manifest
-from toolcalib.provenance.reproduce import compare, render
+from toolcalib.provenance.reproduce import build, compare, render
 from toolcalib.provenance.trajdigest import MAX_CASES, compare_digests, file_digests
 from toolcalib.store import request_key
 
@@ -190,3 +191,24 @@ def test_a_stage_that_wrote_other_bytes_names_the_packages_that_differ(tmp_path)
     assert model["why"][0].endswith("(the packages above differ)")
     assert f"constraints.txt pins the lock's): transformers {recorded['transformers']}" \
         in render(result)
+
+
+def test_the_build_rebuilds_committed_outputs_newer_than_their_inputs(tmp_path):
+    """A committed output that a checkout writes after its input (here: later in path order)
+    looks up to date to Snakemake; the build still rebuilds it, so a stale committed table
+    cannot pass as reproduced."""
+    repo = tmp_path / "repo"
+    (repo / "src/toolcalib").mkdir(parents=True)
+    (repo / "src/toolcalib/__init__.py").write_text("")
+    (repo / "a_input.txt").write_text("new\n")
+    (repo / "z_output.txt").write_text("stale\n")  # committed, derived from a_input.txt
+    (repo / "Snakefile").write_text(
+        'rule all:\n    input: "z_output.txt"\n\n'
+        'rule derive:\n    input: "a_input.txt"\n    output: "z_output.txt"\n'
+        '    shell: "cp {input} {output}"\n')
+    for args in (["git", "init", "-q"], ["dvc", "init", "-q"], ["git", "add", "-A"],
+                 ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(args, cwd=repo, check=True)
+    (tmp_path / "work").mkdir()
+    clone = build(repo, tmp_path / "work", cores=1)
+    assert (clone / "z_output.txt").read_text() == "new\n"

@@ -208,7 +208,10 @@ def build(root: Path, work: Path, cores: int) -> Path:
                            cwd=clone, env=env, capture_output=True, text=True).stdout.strip()
     if not Path(found).resolve().is_relative_to(clone.resolve()):
         raise RuntimeError(f"the build would import toolcalib from {found}, not the clone")
-    _run(["snakemake", "--cores", str(cores), "--quiet"], clone, log, env)
+    # --forceall: a clone's committed outputs (results tables kept in git) can be as new as the
+    # code and data they derive from (one checkout, one clock tick), and Snakemake would keep
+    # them; every output must be rebuilt, or a stale committed table passes unchecked.
+    _run(["snakemake", "--cores", str(cores), "--quiet", "--forceall"], clone, log, env)
     _run(["dvc", "commit", "--force", "--quiet"], clone, log, env)
     return clone
 
