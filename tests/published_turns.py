@@ -38,21 +38,15 @@ SOURCE = "published"
 CALL_QUOTA = 15
 TEXT_QUOTA = 17
 SECOND_PASS_SIZE = 100
-HELDOUT = DATA / "published_heldout_turns.jsonl"
-HELDOUT_LABELS = DATA / "published_heldout_labels.jsonl"
-HELDOUT_SOURCE = "published-heldout"
 HELDOUT_SIZE = 200
-HELDOUT2 = DATA / "published_heldout2_turns.jsonl"
-HELDOUT2_LABELS = DATA / "published_heldout2_labels.jsonl"
-HELDOUT2_SOURCE = "published-heldout-2"
-HELDOUT3 = DATA / "published_heldout3_turns.jsonl"
-HELDOUT3_LABELS = DATA / "published_heldout3_labels.jsonl"
-HELDOUT3_SOURCE = "published-heldout-3"
 CONTEXT_CHARS = 400
 HELDOUT_DRAWS: dict[int, tuple[Path, Path, str]] = {
-    1: (HELDOUT, HELDOUT_LABELS, HELDOUT_SOURCE),
-    2: (HELDOUT2, HELDOUT2_LABELS, HELDOUT2_SOURCE),
-    3: (HELDOUT3, HELDOUT3_LABELS, HELDOUT3_SOURCE),
+    1: (DATA / "published_heldout_turns.jsonl", DATA / "published_heldout_labels.jsonl",
+        "published-heldout"),
+    2: (DATA / "published_heldout2_turns.jsonl", DATA / "published_heldout2_labels.jsonl",
+        "published-heldout-2"),
+    3: (DATA / "published_heldout3_turns.jsonl", DATA / "published_heldout3_labels.jsonl",
+        "published-heldout-3"),
 }
 """Held-out draw -> its turns, its labels and its corpus source."""
 NEGATION = re.compile(r"\b(?:can't|can’t|cannot|unable|not able|not eligible|not allowed|"

@@ -12,7 +12,6 @@ from toolcalib.classify.validation import (
     NO_CLASS,
     SUMMARY_SCHEMA,
     TABLE_SCHEMA,
-    agent_of,
     class_scores,
     cohen_kappa,
     load_corpus,
@@ -299,7 +298,9 @@ def test_held_out_pool_per_agent(tmp_path: Path) -> None:
     assert got["published-heldout-all:beta-1"] == (1, 1.0)
     assert list(got)[-3:] == ["published-heldout-all", "published-heldout-all:alpha",
                               "published-heldout-all:beta-1"]
-    assert agent_of("toolorchestra_nvidia_2025-12-02__toolorchestra_airline_x:3:12") == (
-        "toolorchestra")
+    real = row("toolorchestra_nvidia_2025-12-02__toolorchestra_airline_x:3:12", "p:ask", "ask",
+               source="published-heldout-2")
+    agents = validation_frames(write(tmp_path / "e.jsonl", [*rows, real]), [EchoProfile()])[1]
+    assert "published-heldout-all:toolorchestra" in agents["source"].to_list()
     alone = validation_frames(write(tmp_path / "d.jsonl", rows[:1] + rows[3:]), [EchoProfile()])
     assert not any(":" in s for s in alone[1]["source"].to_list())

@@ -53,9 +53,13 @@ CORPUS_CALL = ToolCall(name="corpus_call")
 
 ALL_SOURCES = "all"
 EARLIER_SOURCES = ("hand", "model")
+"""The corpus's first sources, reported together (`hand+model`) once it holds others."""
 HELDOUT_PREFIX = "published-heldout"
 HELDOUT_GROUP = "published-heldout-all"
-"""The corpus's first sources, reported together (`hand+model`) once it holds others."""
+"""Every held-out draw (`published-heldout*`), reported together once there are several."""
+AGENT = pl.col("id").str.splitn("_", 2).struct.field("field_0")
+"""The agent of a published row: its results file's submission name up to the first `_`
+(`toolorchestra_nvidia_2025-12-02__toolorchestra_airline_...:3:12` -> `toolorchestra`)."""
 _SCHEMA_VERSION = Column("schema_version", "int")
 """Each validation CSV carries its table's `schema_version` as its first column (CSV has no
 metadata slot)."""
@@ -236,12 +240,6 @@ def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
     return groups
 
 
-def agent_of(row_id: str) -> str:
-    """The agent of a published row: its results file's submission name up to the first `_`
-    (`toolorchestra_nvidia_2025-12-02__toolorchestra_airline_...:3:12` -> `toolorchestra`)."""
-    return row_id.split("_", 1)[0]
-
-
 def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
     """Group name -> its rows: the `source_groups`, then, when the held-out draws are pooled,
     the pool per agent (`published-heldout-all:<agent>`, agents sorted): how far the
@@ -249,10 +247,9 @@ def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
     groups = source_groups(predictions["source"].to_list())
     filters = {name: pl.col("source").is_in(sources) for name, sources in groups.items()}
     if pooled := groups.get(HELDOUT_GROUP):
-        held = predictions.filter(pl.col("source").is_in(pooled))["id"]
-        for agent in sorted({agent_of(row_id) for row_id in held}):
-            filters[f"{HELDOUT_GROUP}:{agent}"] = (
-                pl.col("source").is_in(pooled) & pl.col("id").str.starts_with(f"{agent}_"))
+        held = pl.col("source").is_in(pooled)
+        for agent in sorted(predictions.filter(held).select(AGENT.unique()).to_series()):
+            filters[f"{HELDOUT_GROUP}:{agent}"] = held & (AGENT == agent)
     return filters
 
 
