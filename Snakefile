@@ -16,8 +16,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-# The whole config (backend options, benchmark sections, variants, judge) before any job: the
-# first error is one line naming its config file(s), the field and what is allowed.
+# The whole config (backend options, benchmark sections, variants, judge; a published-results
+# folder of many models made one model each first) before any job: the first error is one
+# line naming its config file(s), the field and what is allowed.
 try:
     check_config(config, workflow_layers(workflow), "workflow/schemas/config.schema.yaml")
 except ConfigError as error:

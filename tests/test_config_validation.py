@@ -5,29 +5,24 @@ every shipped config still validates."""
 
 from __future__ import annotations
 
-import copy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
-from snakemake.utils import update_config
 
+from tests.config_overlays import DEFAULT, ROOT, SCHEMA, message, validate
 from toolcalib.backends import BACKENDS, OPTIONS
 from toolcalib.benchmarks import CONFIGS, PLUGINS
-from toolcalib.config_schema import ConfigError, check_config, config_schema, workflow_layers
+from toolcalib.config_schema import ConfigError, check_config, config_schema
 from toolcalib.variants import VARIANTS
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = "config/config.yaml"
-SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 BASE = yaml.safe_load((ROOT / DEFAULT).read_text())
 MODELS = [m for m in BASE["models"] if m["backend"] != "replay"]
-"""The default models less the published runs (which lead the list): overlays index these."""
+"""The default models less the published runs: overlays index these."""
 OPENAI = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
 REPLAY = {"name": "published", "backend": "replay",
@@ -39,30 +34,6 @@ OPENAI_KEYS = "api_key_env, backoff_s, base_url, context_window, max_concurrency
 
 def openai(**options: Any) -> dict[str, Any]:
     return {**OPENAI, "options": {**OPENAI["options"], **options}}
-
-
-def validate(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None = None,
-             base: str = DEFAULT) -> dict[str, Any]:
-    """Merge `overlay` (written to a file) and `--config` values on `base` as Snakemake does,
-    then validate with the layers `workflow_layers` reads off the workflow; the merged config."""
-    overlay_file = tmp_path / "overlay.yaml"
-    overlay_file.write_text(yaml.safe_dump(overlay))
-    workflow = SimpleNamespace(configfiles=[overlay_file, ROOT / base],
-                               overwrite_configfiles=[overlay_file],
-                               config_settings=SimpleNamespace(config=cli or {}))
-    config = yaml.safe_load((ROOT / base).read_text())
-    update_config(config, overlay)
-    update_config(config, copy.deepcopy(cli or {}))
-    check_config(config, workflow_layers(workflow), SCHEMA)
-    return config
-
-
-def message(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None = None) -> str:
-    with pytest.raises(ConfigError) as caught:
-        validate(tmp_path, overlay, cli)
-    text = str(caught.value)
-    assert "\n" not in text
-    return text.replace(str(tmp_path / "overlay.yaml"), "OVERLAY")
 
 
 BROKEN = [  # (id, overlay, --config values, the message's start, what else it names)

@@ -282,7 +282,7 @@ def test_confusion(cases: pl.DataFrame) -> None:
     counts = {
         (r["level"], r["gold"], r["emitted"]): r["count"] for r in frame.iter_rows(named=True)
     }
-    assert frame.height == 7 * 3  # gold_turn: ask; all_turns: tool_call, ask; x 6 classes + none
+    assert frame.height == 8 * 3  # gold_turn: ask; all_turns: tool_call, ask; x 7 classes + none
     nonzero = {key: count for key, count in counts.items() if count}
     assert nonzero == {
         ("gold_turn", "ask", "ask"): 2,
@@ -296,8 +296,8 @@ def test_confusion(cases: pl.DataFrame) -> None:
         ("all_turns", "ask", "none"): 1,
     }
     assert counts[("all_turns", "tool_call", "malformed")] == 0  # p5 is excluded
-    assert frame["level"].to_list()[:7] == ["gold_turn"] * 7
-    assert frame["emitted"].to_list()[:7] == [*ACTION_CLASSES, "none"]
+    assert frame["level"].to_list()[:8] == ["gold_turn"] * 8
+    assert frame["emitted"].to_list()[:8] == [*ACTION_CLASSES, "none"]
 
 
 def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
@@ -316,7 +316,7 @@ def test_write_outputs_is_deterministic(tmp_path: Path) -> None:
     csv = first["triples.csv"].read_text().splitlines()
     assert csv[0].startswith("model,variant,benchmark,category,gold_action,n,")
     assert csv[2].startswith(
-        "m,v,b,miss_param,ask,5,1,0,1,1,0,1,1,0,0,3,0.600000,0.230720,0.882382,")
+        "m,v,b,miss_param,ask,5,1,0,1,1,0,0,1,1,0,0,0,5,3,0.600000,0.230720,0.882382,")
     markdown = first["triples.md"].read_text()
     assert "| m | v | b | miss_param | ask | 5 | 1 | 1 | 60.0% (3/5) [23.1, 88.2] |" in markdown
     assert "every case has weight 1" in markdown and "no group is pooled" in markdown

@@ -278,6 +278,7 @@ SHIFT_COLUMNS = [
     "flips_lost",
     "n_unpaired_baseline",
     "n_unpaired_variant",
+    "n_undecided",
 ]
 
 

@@ -26,12 +26,13 @@ from toolcalib.benchmarks.bfcl.checker import (
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.benchmarks.bfcl.release import BfclRelease
-from toolcalib.benchmarks.bfcl.replay import (
+from toolcalib.benchmarks.bfcl.replay import RecordedRun, fc_emission
+from toolcalib.benchmarks.bfcl.runfiles import (
     GROUPS,
     INFERENCE_ERROR,
-    RecordedRun,
-    fc_emission,
-    result_path,
+    find_files,
+    layout,
+    read_results,
 )
 from toolcalib.config import ModelSpec, model_options
 from toolcalib.execute.calls import render_call
@@ -56,6 +57,12 @@ def fc_step(calls: list[ToolCall]) -> list[dict]:
     """Arguments alternate between JSON strings (OpenAI handlers) and objects (others)."""
     return [{c.name: json.dumps(c.arguments) if i % 2 == 0 else c.arguments}
             for i, c in enumerate(calls)]
+
+
+def result_path(path: str | Path, model: str, category: str) -> Path:
+    """Where BFCL writes a model's results for one category (`path`: its results folder)."""
+    name = f"BFCL_v4_{category}_result.json"
+    return Path(path) / model.replace("/", "_") / GROUPS[category] / name
 
 
 def gold_turns(case: Case, step) -> list[list]:
@@ -140,7 +147,15 @@ def options(model: str | None, fmt: str | None, root: Path = DATA) -> ReplayOpti
 
 
 def replay(model: str, fmt: str, root: Path = DATA) -> RecordedRun:
-    return RecordedRun(f"replay-{model}", options(model, fmt, root))
+    """A backend answering from every result file of `model` under `root`."""
+    folders = layout(root, model)
+    if not folders.result.is_dir():
+        raise InputError(f"no folder {folders.result}")
+    entries = {}
+    for category, path in find_files(folders.result, "result").items():
+        entries.update(read_results(path, category))
+    return RecordedRun(f"replay-{model}", model, entries, {"backend": "replay", "model": model},
+                       {}, fc=fmt == "fc")
 
 
 def run_and_score(release: BfclRelease, case: Case,
@@ -209,23 +224,11 @@ def test_gold_fc_replay_passes_with_structured_calls(bfcl_release, cases):
         ToolCall(name="math.sum", arguments={"numbers": [1.0, 2.0]})]
     assert run_and_score(bfcl_release, cases["live_irrelevance"][0], backend)[1].passed
     assert backend.divergences == []
-    files = backend.identity()["files"]
-    assert set(files) == {"multi_turn/BFCL_v4_multi_turn_base_result.json",
-                          "non_live/BFCL_v4_irrelevance_result.json",
-                          "live/BFCL_v4_live_irrelevance_result.json"}
-    assert files["live/BFCL_v4_live_irrelevance_result.json"] == sha256_file(
-        DATA / "demo-FC/live/BFCL_v4_live_irrelevance_result.json")
 
 
 def test_faulty_records_fail_diverge_or_error(bfcl_release, cases):
     backend = replay("demo-faulty", "prompt")
     identity = backend.identity()
-    assert identity == {"backend": "replay", "model": "demo-faulty", "format": "prompt",
-                        "files": {
-                            "BFCL_v4_irrelevance_result.json": sha256_file(
-                                DATA / "demo-faulty/BFCL_v4_irrelevance_result.json"),
-                            "BFCL_v4_multi_turn_base_result.json": sha256_file(
-                                DATA / "demo-faulty/BFCL_v4_multi_turn_base_result.json")}}
     wrong, short, missing = cases["multi_turn_base"]
 
     _, score = run_and_score(bfcl_release, wrong, backend)
@@ -242,15 +245,14 @@ def test_faulty_records_fail_diverge_or_error(bfcl_release, cases):
 
     trajectory, score = run_and_score(bfcl_release, missing, backend)
     assert trajectory.outcome == "error" and not score.scored and score.passed is None
-    assert "BFCL_v4_multi_turn_base_result.json" in trajectory.error
-    assert f"'{missing.id}'" in trajectory.error
+    assert f"no record of case '{missing.id}'" in trajectory.error
 
     trajectory, score = run_and_score(bfcl_release, cases["irrelevance"][0], backend)
     assert trajectory.outcome == "error" and not score.scored
     assert "Request timed out." in trajectory.error and ":1:" in trajectory.error
 
     trajectory, _ = run_and_score(bfcl_release, cases["multi_turn_miss_param"][0], backend)
-    assert trajectory.outcome == "error" and "no result file" in trajectory.error
+    assert trajectory.outcome == "error" and "no record of case" in trajectory.error
     assert len(backend.errors) == 3 and "Request timed out." in backend.errors[1]
     assert backend.identity() == identity
 
@@ -273,8 +275,12 @@ def test_fc_outputs_decode_as_bfcl_decodes_them():
         emission = decoded(empty)
         assert emission.parse == "none" and emission.text == "" and not emission.tool_calls
     assert decoded("Sure, which folder?").text == "Sure, which folder?"
+    assert decoded(["Sure, which folder?"]).text == "Sure, which folder?"
+    mixed = decoded([{"ls": {}}, "Listing it."])
+    assert mixed.text == "Listing it." and mixed.tool_calls == [ToolCall(name="ls")]
+    assert not fc_emission([]).text_recorded and fc_emission([], 0).text_recorded
     for bad in ([{"cd": '{"folder": '}], [{"cd": "[1]"}], [{"cd": ["temp"]}], [{"cd": None}],
-                [{"ls": {}}, "cd"], [{"": {}}], 7, [{"cd": '{"x": NaN}'}]):
+                [{"ls": {}}, 3], [{"": {}}], 7, [{"cd": '{"x": NaN}'}]):
         emission = decoded(bad)
         assert emission.parse == "malformed" and not emission.tool_calls, bad
 
@@ -297,14 +303,12 @@ def test_fc_text_read_as_calls_is_a_divergence(bfcl_release, cases, tmp_path):
     (['{"id": "multi_turn_base_0"}'], r":1: field 'result': missing"),
     (['{"id": "multi_turn_base_0", "result": [["a"], "b"]}'],
      r":1: field 'result\[1\]': expected a list"),
-    (['{"id": "multi_turn_base_0", "result": [["a", ["b"]]]}'],
-     r":1: field 'result\[0\]\[1\]': expected a string \(format 'prompt'\)"),
     (['{"id": "multi_turn_base_0", "result": 3}'], r":1: field 'result': expected a list"),
     (['{"id": "irrelevance_0", "result": [["a"]]}'], r"'irrelevance_0' is not a multi_turn_base"),
     (['{"id": "multi_turn_base_0", "result": []}'] * 2, r":2: field 'id': .* already on line 1"),
     (["[1]"], r":1: field '<record>': expected an object"),
 ])
-def test_malformed_files_fail_at_construction(tmp_path, lines, message):
+def test_malformed_files_fail_when_read(tmp_path, lines, message):
     path = result_path(tmp_path, "m", "multi_turn_base")
     path.parent.mkdir(parents=True)
     path.write_text("\n".join(lines) + "\n")
@@ -314,7 +318,8 @@ def test_malformed_files_fail_at_construction(tmp_path, lines, message):
 
 def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     """`import_run` answers the given cases from the record under `baseline`: the trajectories
-    `run_cases` gives, the replay's identity, one note per divergence and per error."""
+    `run_cases` gives (each with its record), the run's identity (files and release), one note
+    per divergence and per error."""
     bench = get_benchmark("bfcl")
     source = str(bfcl_release.wheel)
     given = cases["multi_turn_base"]
@@ -324,14 +329,23 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     expected = list(run_cases(given, backend, BASELINE,
                               lambda c: case_environment(c, bfcl_release)))
     assert imported.cases == given
-    assert imported.trajectories == expected
+    assert [t.replace(published=None, model_identity={}) for t in imported.trajectories[:2]] \
+        == [t.replace(model_identity={}) for t in expected[:2]]
     assert [t.outcome for t in imported.trajectories] == ["completed", "completed", "error"]
-    assert imported.identity == backend.identity() == expected[0].model_identity
+    assert imported.identity == imported.trajectories[0].model_identity
+    assert imported.identity["files"] == {
+        f"demo-faulty/{name}": sha256_file(DATA / "demo-faulty" / name)
+        for name in ("BFCL_v4_irrelevance_result.json", "BFCL_v4_multi_turn_base_result.json")}
+    assert imported.identity["release"] == {"artifact": bfcl_release.wheel.name,
+                                            "sha256": sha256_file(bfcl_release.wheel)}
     _, short, missing = given
-    assert len(imported.notes) == 3
-    assert imported.notes[0].startswith(f"{short.id} turn 1 step 0: missing_step: ")
-    assert imported.notes[1].startswith(f"{short.id} turn 3 step 1: unconsumed_steps: ")
-    assert f"no result for case '{missing.id}'" in imported.notes[2]
+    assert [r.case_id for r in imported.records] == [t.case_id for t in imported.trajectories[:2]]
+    assert imported.summary["source"] == "no score file"
+    assert imported.notes[0] == f"{missing.id}: excluded, no record in " \
+                                "demo-faulty/BFCL_v4_multi_turn_base_result.json"
+    assert imported.notes[1].startswith(f"{short.id} turn 1 step 0: missing_step: ")
+    assert imported.notes[2].startswith(f"{short.id} turn 3 step 1: unconsumed_steps: ")
+    assert f"'{missing.id}' excluded: no record" in imported.notes[3]
 
     clean = bench.import_run(source, options("demo-FC", "fc"), "replay-demo-FC", "irrelevance",
                              cases["irrelevance"], {})
@@ -339,25 +353,31 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     assert clean.notes == []
 
 
-def test_bad_options_and_layouts_fail_at_construction(tmp_path):
-    with pytest.raises(InputError, match="model 'replay-demo-FC': option 'format'"):
-        replay("demo-FC", "xml")
-    for model, fmt, missing in (("demo-FC", None, "format"), (None, "fc", "model")):
-        with pytest.raises(InputError, match=f"model 'replay-{model}': option '{missing}' .*"
-                                             "required"):
-            RecordedRun(f"replay-{model}", options(model, fmt))
+def test_bad_options_and_layouts_fail_at_import(bfcl_release, cases, tmp_path):
+    def run(model, fmt, root=DATA, category="multi_turn_base"):
+        return get_benchmark("bfcl").import_run(str(bfcl_release.wheel),
+                                                options(model, fmt, root), f"replay-{model}",
+                                                category, cases[category], {})
+
+    with pytest.raises(ValueError, match="format"):
+        options("demo-FC", "xml")
+    with pytest.raises(InputError, match="model 'replay-None': option 'model' .*required"):
+        run(None, "fc")
     with pytest.raises(InputError, match="backend 'replay' imports a published run"):
         make_backend(spec("demo-FC", "fc"))
     with pytest.raises(InputError, match="no folder"):
-        replay("absent", "prompt")
+        run("absent", "prompt")
+    with pytest.raises(InputError, match=r"result\[0\]\[0\]': expected a string \(format "
+                                         r"'prompt'\)"):
+        run("demo-FC", "prompt")
     (tmp_path / "m" / "multi_turn").mkdir(parents=True)
-    with pytest.raises(InputError, match="no BFCL_v4_"):
-        replay("m", "prompt", tmp_path)
+    with pytest.raises(InputError, match="no BFCL_v3/v4 result file"):
+        run("m", "prompt", tmp_path)
     for path in (result_path(tmp_path, "m", "multi_turn_base"),
                  tmp_path / "m" / "BFCL_v4_multi_turn_base_result.json"):
         path.write_text('{"id": "multi_turn_base_0", "result": []}\n')
     with pytest.raises(InputError, match="two result files for category 'multi_turn_base'"):
-        replay("m", "prompt", tmp_path)
+        run("m", "prompt", tmp_path)
 
 
 if __name__ == "__main__":

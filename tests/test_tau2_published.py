@@ -193,13 +193,14 @@ def test_the_stage_writes_nothing_for_a_bad_file(tmp_path, tau2_wheel):
     bad = tmp_path / "runs"
     bad.mkdir()
     (bad / "summary.json").write_text('{"domain": "airline", "pass_rate": 0.4}')
-    outs = [tmp_path / f"{name}.jsonl" for name in ("t", "c", "r")]
+    outs = [tmp_path / f"{name}.jsonl" for name in ("t", "c", "r", "h")]
     for out in outs:
         out.write_text("stale")
     spec = json.dumps({"name": "pub", "backend": "replay", "options": {"path": str(bad)}})
     status = main(["import-run", "--model-spec", spec, "--benchmark", "tau2", "--category",
                    "airline", "--source", str(tau2_wheel), "--out", str(outs[0]),
-                   "--out-cases", str(outs[1]), "--out-records", str(outs[2])])
+                   "--out-cases", str(outs[1]), "--out-records", str(outs[2]),
+                   "--out-recorded", str(outs[3])])
     assert status == 2 and not any(out.exists() for out in outs)
 
 
@@ -218,11 +219,12 @@ def test_import_then_evaluate_gives_the_published_table_and_agreement_line(
     folder.mkdir()
     trimmed(folder, CLAUDE, [1, 2], flip)
     out = {name: tmp_path / f"{name}.jsonl" for name in
-           ("t", "c", "r", "g", "a", "s", "pc")}
+           ("t", "c", "r", "h", "g", "a", "s", "pc")}
     spec = json.dumps({"name": "pub", "backend": "replay", "options": {"path": str(folder)}})
     assert main(["import-run", "--model-spec", spec, "--benchmark", "tau2", "--category",
                  "airline", "--source", str(tau2_wheel), "--out", str(out["t"]),
-                 "--out-cases", str(out["c"]), "--out-records", str(out["r"])]) == 0
+                 "--out-cases", str(out["c"]), "--out-records", str(out["r"]),
+                 "--out-recorded", str(out["h"])]) == 0
     assert main(["gold", "--benchmark", "tau2", "--cases", str(out["c"]), "--source",
                  str(tau2_wheel), "--out", str(out["g"])]) == 0
     assert main(["evaluate", "--profile", "default", "--benchmark", "tau2", "--source",
@@ -264,10 +266,11 @@ def test_gold_of_an_embedded_release_task_is_the_releases_row(tmp_path, tau2_whe
     trimmed(folder, CLAUDE, [0, 1], change)
     spec = json.dumps({"name": "pub", "backend": "replay", "options": {"path": str(folder)}})
     files = {name: str(tmp_path / f"{name}.jsonl") for name in
-             ("t", "c", "r", "release", "known", "reused", "executed")}
+             ("t", "c", "r", "h", "release", "known", "reused", "executed")}
     assert main(["import-run", "--model-spec", spec, "--benchmark", "tau2", "--category",
                  "airline", "--source", str(tau2_wheel), "--out", files["t"],
-                 "--out-cases", files["c"], "--out-records", files["r"]]) == 0
+                 "--out-cases", files["c"], "--out-records", files["r"],
+                 "--out-recorded", files["h"]]) == 0
     pinned = {c.id: c.environment["pinned_task"] for c in read_records(files["c"], Case)}
     assert pinned == {"airline_3:trial0": True, "airline_13:trial0": False}
     assert main(["normalize", "--benchmark", "tau2", "--category", "airline", "--source",

@@ -24,7 +24,7 @@ from toolcalib.classify.validation import (
     validation_table,
 )
 from toolcalib.jsonio import InputError
-from toolcalib.records import ACTION_CLASSES
+from toolcalib.records import RECORDED_CLASSES
 
 CORPUS = Path(__file__).parent / "data" / "classifier_corpus.jsonl"
 REAL_ROWS = 400
@@ -72,7 +72,7 @@ PREDICTED = ["ask", "ask", "refuse", "refuse", "other", "other"]
 
 def test_class_scores_by_hand() -> None:
     scores = {s["class"]: s for s in class_scores(GOLD, PREDICTED)}
-    assert [s for s in scores] == list(ACTION_CLASSES)
+    assert [s for s in scores] == list(RECORDED_CLASSES)
     assert scores["ask"] == pytest.approx(
         {"class": "ask", "precision": 1.0, "recall": 2 / 3, "f1": 0.8, "kappa": 2 / 3,
          "support": 3}
@@ -128,7 +128,7 @@ def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
     corpus = write(tmp_path / "c.jsonl", rows)
     table, summary = validation_frames(corpus, [EchoProfile()])
     assert table.schema == TABLE_SCHEMA and summary.schema == SUMMARY_SCHEMA
-    assert table.height == 2 * len(ACTION_CLASSES)  # source groups all and hand
+    assert table.height == 2 * len(RECORDED_CLASSES)  # source groups all and hand
     assert table["source"].unique(maintain_order=True).to_list() == ["all", "hand"]
     got = {r["class"]: r for r in table.filter(source="all").iter_rows(named=True)}
     assert got["tool_call"] == {"schema_version": 2, "profile": "echo", "source": "all",
@@ -252,14 +252,14 @@ def test_render_markdown() -> None:
     assert "| source | class | support | paper P / R / F1 / kappa | default P / R / F1 / kappa |" \
         in text
     assert all(f"\n| {source} | {name} | " in text
-               for source in ("all", "hand", "model") for name in ACTION_CLASSES)
+               for source in ("all", "hand", "model") for name in RECORDED_CLASSES)
 
 
 def test_the_corpus_is_hand_labelled_and_covers_every_class() -> None:
     rows = load_corpus(CORPUS)
     hand = [r for r in rows if r.source == "hand"]
     assert len(hand) >= 120
-    counts = {name: sum(r.label == name for r in hand) for name in ACTION_CLASSES}
+    counts = {name: sum(r.label == name for r in hand) for name in RECORDED_CLASSES}
     assert min(counts.values()) >= 15, counts
     assert all(r.reason.strip() and "\n" not in r.reason for r in rows)
     assert {r.parse for r in rows} == {"none", "ok", "malformed"}

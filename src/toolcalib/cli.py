@@ -25,6 +25,15 @@ def _json_object(text: str) -> dict:
     return value
 
 
+def _json_list(text: str) -> list:
+    import json
+
+    value = json.loads(text)
+    if not isinstance(value, list):
+        raise argparse.ArgumentTypeError("expected a JSON list")
+    return value
+
+
 def _limit(text: str) -> int | None:
     if text == "all":
         return None
@@ -107,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-cases", required=True, help="out: the cases scored (JSON lines)")
     p.add_argument("--out-records", required=True,
                    help="out: every record read, with its provenance (JSON lines)")
+    p.add_argument("--out-recorded", required=True,
+                   help="out: the run's own headline for the category, as recorded (JSON)")
 
     p = sub.add_parser("evaluate", help="classify and score every category of one run, then"
                        " its per-case table and triples")
@@ -129,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", nargs="+", required=True, help="each run's per_case.jsonl")
     p.add_argument("--published", nargs="*", default=(),
                    help="the published runs' records tables (import-run --out-records)")
+    p.add_argument("--recorded", nargs="*", default=(),
+                   help="the published runs' own headlines, one JSON per category "
+                        "(<category>.recorded.json of import-run), for the leaderboard")
+    p.add_argument("--pairs", type=_json_list, default=(),
+                   help="JSON list: the config's pairs, each {name, base, other} (pairs.csv)")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("validate", help="classifier profiles vs the labelled corpus")

@@ -8,7 +8,14 @@ model (`benchmarks.CONFIGS`), and the variants are those of `variants.VARIANTS`.
 schema cannot say is checked after it: model names that collide once escaped into DVC stage
 names or compared case-insensitively, the judge naming a model that is not in `models` (or a
 policy), a model's options as its backend receives them (`model_dir` filled from `source`), a
-variant a benchmark does not run (`check_variants`).
+variant a benchmark does not run (`check_variants`), a model's `benchmarks` map naming a
+benchmark the run does not have, a `pairs` entry naming an unknown model or two models that
+run nothing in common (`check_pairs`).
+
+A benchmark section set to null (an overlay's `benchmarks: {tau2: null}`) is removed before
+anything is checked (`drop_benchmarks`): the run has no such benchmark, and the models'
+`benchmarks` maps naming it leave it out (a list in an overlay replaces the whole list, so an
+overlay could not drop it from each model).
 
 The first error is raised as one `ConfigError` line: the config file(s) it comes from, the
 path to the field and what is allowed, e.g.
@@ -19,6 +26,7 @@ path to the field and what is allowed, e.g.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +37,7 @@ from pydantic import ValidationError
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS
+from toolcalib.expand import expand_models
 from toolcalib.jsonio import InputError
 from toolcalib.provenance.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
@@ -87,12 +96,45 @@ def load_yaml(path: str | Path) -> Any:
 def check_config(config: dict[str, Any], layers: Sequence[Layer],
                  schema_file: str | Path) -> None:
     """Validate the merged `config` (its layers name the sources in errors), then fill in the
-    YAML schema's defaults (`options: {}`, `batch_size: 1`) in place; raises `ConfigError`."""
+    YAML schema's defaults (`options: {}`, `batch_size: 1`) in place; raises `ConfigError`.
+    A published-results folder of many models (`replay`, `model: '*'`) becomes one model each
+    once the schema holds (`expand.expand_models`), so every later check sees the models that
+    run."""
     base = load_yaml(schema_file)
+    drop_benchmarks(config, layers)
     check_schema(config, config_schema(base), layers)
+    try:
+        config["models"] = expand_models(config["models"])
+    except InputError as exc:
+        raise ConfigError(f"{', '.join(name for name, _ in layers)}: {exc}") from None
     check_references(config, layers)
+    check_model_benchmarks(config, layers)
     check_variants(config, layers)
+    check_pairs(config, layers)
     fill_defaults(config, base)
+
+
+def drop_benchmarks(config: dict[str, Any], layers: Sequence[Layer]) -> list[str]:
+    """Remove the benchmark sections set to null (in place, before the schema sees them) and
+    their names from every model's `benchmarks` map; the names removed, sorted. Dropping every
+    benchmark is an error (a run needs one)."""
+    sections = config.get("benchmarks")
+    if not isinstance(sections, dict):
+        return []
+    dropped = sorted(name for name, section in sections.items() if section is None)
+    if not dropped:
+        return []
+    for name in dropped:
+        del sections[name]
+    if not sections:
+        raise error(layers, ("benchmarks",),
+                    f"every benchmark is dropped (null: {', '.join(dropped)}); a run needs "
+                    "at least one")
+    for model in config.get("models") or ():
+        chosen = model.get("benchmarks") if isinstance(model, dict) else None
+        if isinstance(chosen, dict) and set(chosen) & set(dropped):
+            model["benchmarks"] = {k: v for k, v in chosen.items() if k not in dropped}
+    return dropped
 
 
 # --- the schema -----------------------------------------------------------------------------
@@ -198,6 +240,77 @@ def check_references(config: Mapping[str, Any], layers: Sequence[Layer]) -> None
                     f"{', '.join(judges)})", also=[("models",)])
     overrides = judge.get("options") or {}
     check_options(model, {**effective_options(model), **overrides}, layers, ("judge", "options"))
+
+
+def check_model_benchmarks(config: Mapping[str, Any], layers: Sequence[Layer]) -> None:
+    """A model's `benchmarks` map names only benchmarks of the run (one dropped with null is
+    already gone from it: `drop_benchmarks`)."""
+    known = config["benchmarks"]
+    for index, model in enumerate(config["models"]):
+        for name in model.get("benchmarks") or {}:
+            if name not in known:
+                raise error(layers, ("models", index, "benchmarks", name),
+                            f"unknown benchmark (this run's: {', '.join(sorted(known))})")
+
+
+def model_runs(config: Mapping[str, Any], model: Mapping[str, Any]) -> set[tuple[str, str, str]]:
+    """The (variant, benchmark, category) cells a model runs, as `runs()` in `common.smk`
+    lists them, less the categories its `limit` sets to 0 (no case, no cell)."""
+    own, chosen, limit = model.get("variants"), model.get("benchmarks"), model.get("limit")
+    cells: set[tuple[str, str, str]] = set()
+    for benchmark, section in config["benchmarks"].items():
+        if chosen is not None and benchmark not in chosen:
+            continue
+        variants = (chosen or {}).get(benchmark) or own or config["variants"]
+        for category in section["categories"]:
+            if limit == 0 or isinstance(limit, dict) and limit.get(category) == 0:
+                continue
+            cells.update((variant, benchmark, category) for variant in variants)
+    return cells
+
+
+def check_pairs(config: Mapping[str, Any], layers: Sequence[Layer]) -> None:
+    """Each `pairs` entry: a name no other entry has, `base` and `other` two different models
+    of `models` (as the run has them, folder entries expanded) that share at least one
+    (variant, benchmark, category)."""
+    models = {model["name"]: model for model in config["models"]}
+    names: dict[str, int] = {}
+    for index, pair in enumerate(config.get("pairs") or ()):
+        first = names.setdefault(pair["name"], index)
+        if first != index:
+            raise error(layers, ("pairs", index, "name"),
+                        f"{pair['name']!r} is also pairs[{first}].name (pair names must differ)")
+        for side in ("base", "other"):
+            if pair[side] not in models:
+                known = known_names(pair[side], models)
+                raise error(layers, ("pairs", index, side),
+                            f"{pair[side]!r} is not in 'models' ({known})", also=[("models",)])
+        if pair["base"] == pair["other"]:
+            raise error(layers, ("pairs", index, "other"),
+                        f"{pair['other']!r} is also the pair's base (a pair compares two models)")
+        runs = {side: model_runs(config, models[pair[side]]) for side in ("base", "other")}
+        if not runs["base"] & runs["other"]:
+            raise error(layers, ("pairs", index, "other"),
+                        f"{pair['other']!r} shares no (variant, benchmark, category) with base "
+                        f"{pair['base']!r} (it runs {cells_text(runs['other'])}; base runs "
+                        f"{cells_text(runs['base'])})", also=[("models",)])
+
+
+def known_names(name: str, models: Mapping[str, Any], listed: int = 8) -> str:
+    """`did you mean 'x'? known: a, b, ...`: the closest model names first."""
+    close = difflib.get_close_matches(name, list(models), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    more = f", ... ({len(models)} models)" if len(models) > listed else ""
+    return f"{hint}known: {', '.join(list(models)[:listed])}{more}"
+
+
+def cells_text(cells: set[tuple[str, str, str]], listed: int = 4) -> str:
+    """`baseline/bfcl/irrelevance, ... (12 in all)`, or `nothing`."""
+    if not cells:
+        return "nothing"
+    shown = ["/".join(cell) for cell in sorted(cells)]
+    more = f", ... ({len(shown)} in all)" if len(shown) > listed else ""
+    return ", ".join(shown[:listed]) + more
 
 
 def check_variants(config: Mapping[str, Any], layers: Sequence[Layer]) -> None:

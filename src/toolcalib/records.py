@@ -23,10 +23,17 @@ import msgspec
 from toolcalib.jsonio import InputError
 
 GoldClass = Literal["tool_call", "ask", "refuse", "confirm"]
-ActionClass = Literal["tool_call", "ask", "refuse", "confirm", "other", "malformed"]
+RecordedClass = Literal["tool_call", "ask", "refuse", "confirm", "other", "malformed"]
+"""The classes a recorded emission can have (a labelled corpus row's label)."""
+ActionClass = Literal[RecordedClass, "unknown"]
+"""`unknown`: a step whose output the record did not keep (`Emission.text_recorded` False)."""
 GOLD_CLASSES: tuple[str, ...] = ("tool_call", "ask", "refuse", "confirm")
-ACTION_CLASSES: tuple[str, ...] = ("tool_call", "malformed", "refuse", "ask", "confirm", "other")
+RECORDED_CLASSES: tuple[str, ...] = ("tool_call", "malformed", "refuse", "ask", "confirm",
+                                     "other")
+ACTION_CLASSES: tuple[str, ...] = (*RECORDED_CLASSES, "unknown")
 """Every class, highest turn priority first (a turn takes the first class any emission has)."""
+ACTION_RANK: dict[str, int] = {action: rank for rank, action in enumerate(ACTION_CLASSES)}
+"""Each class's turn priority, 0 the highest."""
 
 Outcome = Literal["completed", "step_cap", "error", "context_overflow"]
 """How a trajectory ended. `completed` and `step_cap` are model behaviour (step_cap is scored
@@ -161,6 +168,11 @@ class Emission(Record, kw_only=True):
     finish_reason: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    text_recorded: bool = True
+    """False: a published record kept no text for this step although the model produced
+    output; with no structured calls its class is `unknown` (`classify.base.Profile`)."""
+
+    omitted_at_default: ClassVar[tuple[str, ...]] = ("text_recorded",)
 
 
 class Step(Record, kw_only=True):

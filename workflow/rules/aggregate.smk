@@ -1,14 +1,18 @@
 rule aggregate:
-    """Per-category (GAR, TER, Acc) triples, confusion matrices and per-case tables."""
+    """Per-category (GAR, TER, Acc) triples, confusion matrices, per-case tables and the
+    published runs' calibration leaderboard."""
     input:
         actions=run_files("actions", "jsonl"),
         runs=run_tables(),
         published=published_records(),
+        recorded=published_recorded(),
         code=code("aggregate"),
     output:
         METRICS,
     params:
         published=published_option,
+        recorded=recorded_option,
+        pairs=pairs_option,
     log:
         "results/logs/aggregate.log",
     threads: 1
@@ -17,12 +21,13 @@ rule aggregate:
         runtime=10,
     shell:
         "toolcalib aggregate --actions {input.actions:q} --runs {input.runs:q}"
-        "{params.published} --out-dir results/metrics 2> {log:q}"
+        "{params.published}{params.recorded}{params.pairs} --out-dir results/metrics 2> {log:q}"
 
 
 rule report:
-    """One self-contained HTML page, headline first: each real model's calibration profile and
-    GAR vs Acc, shifts, triples, heatmaps, the reference policies' self-check, audit anchors."""
+    """One self-contained HTML page, the published runs' calibration leaderboard first, then
+    the headline (each real model's calibration profile and GAR vs Acc), shifts, triples,
+    heatmaps, the reference policies' self-check, audit anchors."""
     input:
         metrics=METRICS,
         validation=VALIDATION,

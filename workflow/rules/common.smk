@@ -5,6 +5,7 @@ import shlex
 from pathlib import Path
 
 from toolcalib.backends import BACKENDS
+from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import PLUGINS
 from toolcalib.benchmarks import get_benchmark, section_settings, settings
 from toolcalib.provenance.codedeps import closure
@@ -33,16 +34,19 @@ REPLAYED_MODEL = "|".join(map(re.escape, REPLAYED)) or "(?!)"
 
 
 def published_files(wildcards):
-    """The files a published run's `path` names (a file, or every file under a folder)."""
-    path = Path(MODELS[wildcards.model]["options"]["path"])
-    if path.is_dir():
-        return sorted(str(p) for p in path.rglob("*") if p.is_file())
-    return [str(path)]
+    """The files a published run's import reads (its benchmark's plugin says which)."""
+    options = ReplayOptions(**MODELS[wildcards.model]["options"])
+    return get_benchmark(wildcards.benchmark).published_files(options)
+
+
+def own_cases(model, benchmark):
+    """Whether `model` is a published run whose files embed the benchmark's cases."""
+    return model in REPLAYED and get_benchmark(benchmark).embeds_cases
 
 
 def run_inputs(kind, model, benchmark):
     """A run's `cases` or `gold` per category: the release's, or a published run's own."""
-    if model in REPLAYED:
+    if own_cases(model, benchmark):
         return [f"results/published/{model}/{benchmark}/{c}.{kind}.jsonl"
                 for c in BENCHMARKS[benchmark]["categories"]]
     return category_files(kind, benchmark, "jsonl")
@@ -222,12 +226,36 @@ def published_option(wildcards=None):
     return f" --published {' '.join(map(shlex.quote, files))}" if files else ""
 
 
+def published_recorded():
+    """The benchmark's own recorded headline of every published run's category (its import's
+    `<category>.recorded.json`), for the leaderboard."""
+    return [f"results/published/{m}/{b}/{c}.recorded.json" for m in REPLAYED
+            for b in sorted(BENCHMARKS) if "baseline" in benchmark_variants(m, b)
+            for c in BENCHMARKS[b]["categories"]]
+
+
+def recorded_option(wildcards=None):
+    """` --recorded FILES` for the aggregate stage, or '' without a published run."""
+    files = published_recorded()
+    return f" --recorded {' '.join(map(shlex.quote, files))}" if files else ""
+
+
+def pairs_option(wildcards=None):
+    """` --pairs JSON` (the config's model-vs-model `pairs`, checked with the config) for the
+    aggregate stage, or '' without any."""
+    pairs = config.get("pairs")
+    if not pairs:
+        return ""
+    return f" --pairs {shlex.quote(json.dumps(pairs, sort_keys=True, separators=(',', ':')))}"
+
+
 def case_files():
     """Every case file a run scores: the releases', then the published runs' own."""
     return [*(f"results/cases/{b}/{c}.jsonl" for b in sorted(BENCHMARKS)
               for c in BENCHMARKS[b]["categories"]),
             *(f"results/published/{m}/{b}/{c}.cases.jsonl" for m in REPLAYED
-              for b in sorted(BENCHMARKS) if "baseline" in benchmark_variants(m, b)
+              for b in sorted(BENCHMARKS)
+              if "baseline" in benchmark_variants(m, b) and own_cases(m, b)
               for c in BENCHMARKS[b]["categories"])]
 
 
@@ -239,6 +267,10 @@ METRICS = [
     "results/metrics/triples.md",
     "results/metrics/shift.csv",
     "results/metrics/published.csv",
+    "results/metrics/leaderboard.csv",
+    "results/metrics/recorded.csv",
+    "results/metrics/pairs.csv",
+    "results/metrics/pair_flips.csv",
 ]
 
 

@@ -42,6 +42,7 @@ rule import_run:
         trajectories="results/trajectories/{model}/baseline/{benchmark}/{category}.jsonl",
         cases="results/published/{model}/{benchmark}/{category}.cases.jsonl",
         records="results/published/{model}/{benchmark}/{category}.records.jsonl",
+        recorded="results/published/{model}/{benchmark}/{category}.recorded.json",
     wildcard_constraints:
         model=REPLAYED_MODEL,
     params:
@@ -59,4 +60,5 @@ rule import_run:
         "toolcalib import-run --model-spec {params.spec:q} --benchmark {wildcards.benchmark}"
         " --category {wildcards.category} --source {input.release:q} --cases {input.cases:q}"
         " --limit {params.limit}{params.ids}{params.options} --out {output.trajectories:q}"
-        " --out-cases {output.cases:q} --out-records {output.records:q} 2> {log:q}"
+        " --out-cases {output.cases:q} --out-records {output.records:q}"
+        " --out-recorded {output.recorded:q} 2> {log:q}"

@@ -18,9 +18,16 @@ class ReplayOptions(StrictModel):
     path: str
     """A results file, or a folder of them (BFCL: the results folder holding `model`'s)."""
     model: str | None = None
-    """BFCL: the model's folder under `path` (BFCL's registry name, `/` written `_`)."""
+    """BFCL: the model's folder under `path` (BFCL's registry name, `/` written `_`); `*`:
+    every model folder under `path`, one model each, named `<entry name>.<folder>`
+    (`toolcalib.expand`)."""
     format: Literal["prompt", "fc"] | None = None
-    """BFCL: what a recorded output is (`prompt`: the model's text; `fc`: decoded calls)."""
+    """BFCL: what a recorded output is (`prompt`: the model's text, required; `fc`: a bare
+    string is an FC text reply); unset: read by type (a string is text, a list or dict an FC
+    handler's decoded calls)."""
+    score_path: str | None = None
+    """BFCL: the folder holding the model folders of BFCL's score files (default: `score/`
+    beside the result folder)."""
     pairing: Literal["none", "evidence"] = "none"
     """τ²: a record whose task id is missing or contradicted by its own checks is excluded
     (`none`), or paired with a task by the evidence in it (`evidence`, recorded per record)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
@@ -90,6 +91,10 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
     irrelevance sets): a reference policy's invariants differ there (`report.selfcheck`)."""
     opens_as: Mapping[str, str]
     """Category -> the category whose cases its cases open as (job order only: `schedule`)."""
+    embeds_cases: bool
+    """Whether a published run's files carry cases of their own (τ²: the tasks each results
+    file embeds), scored with their own gold; else its import returns the release's cases and
+    the run is scored on the release's gold (BFCL)."""
     variants: tuple[str, ...]
     """The context variants whose effect this benchmark's loop applies (`variants.VARIANTS`
     names): a run under another is refused (`variants.refusal`), not labelled and run as
@@ -149,6 +154,13 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
         files embed their own cases returns those instead); `settings`: how its cases are
         shaped (e.g. how gold is set)."""
 
+    def published_models(self, options: ReplayOptions) -> list[str]:
+        """The model folders of a published-results folder holding many models (a `replay`
+        entry's `model: '*'`, one model each); an InputError where the format has none."""
+
+    def published_files(self, options: ReplayOptions) -> list[str]:
+        """The files a published run's import reads (the workflow's inputs of its jobs)."""
+
 
 AnyBenchmark = Benchmark[Gold, CaseSettings, LoopSettings]
 """A benchmark as the registry hands it out: the stages pass its records between its own
@@ -169,6 +181,18 @@ class ImportedRun:
     left without a cell included; empty for a format without per-record provenance."""
     notes: list[str] = field(default_factory=list)
     """One line each, for the log: records left without a cell, divergences."""
+    summary: Mapping[str, object] | None = None
+    """The benchmark's own headline for the category as the run recorded it (BFCL: its score
+    file's summary line: `file`, `accuracy`, `correct_count`, `total_count`, `source`); None
+    where the format records none."""
+
+
+def every_file(path: str | Path) -> list[str]:
+    """A file itself, or every file under a folder, sorted."""
+    root = Path(path)
+    if root.is_dir():
+        return sorted(str(p) for p in root.rglob("*") if p.is_file())
+    return [str(root)]
 
 
 def get_benchmark(name: str) -> AnyBenchmark:

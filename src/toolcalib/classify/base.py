@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
-from toolcalib.records import ACTION_CLASSES, ActionClass
+from toolcalib.records import ACTION_RANK, ActionClass
 
 if TYPE_CHECKING:
     from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
@@ -28,6 +28,9 @@ class EmissionAction(NamedTuple):
 
 
 EMPTY = EmissionAction(action=None, rule="empty")
+UNRECORDED = EmissionAction(action="unknown", rule="unrecorded")
+"""A step without structured calls whose output the record did not keep
+(`Emission.text_recorded` False): its class cannot be read, in any profile."""
 
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -82,11 +85,14 @@ class Profile(ABC):
         """Classify a text emission that is not empty or whitespace only."""
 
     def classify(self, emission: Emission) -> EmissionAction:
-        """Structured calls are tool_call; a malformed parse is `malformed`, never an abstention
-        (its rule keeps what the text rules alone said); empty text with no calls has no class."""
+        """Structured calls are tool_call; an output the record did not keep is `unknown`; a
+        malformed parse is `malformed`, never an abstention (its rule keeps what the text rules
+        alone said); empty text with no calls has no class."""
         if emission.structured and emission.tool_calls:
             names = ",".join(call.name for call in emission.tool_calls)
             return EmissionAction(action="tool_call", rule="structured", evidence=names)
+        if not emission.text_recorded:
+            return UNRECORDED
         by_text = self.text_action(emission.text) if emission.text.strip() else EMPTY
         if emission.parse == "malformed":
             return EmissionAction(
@@ -105,11 +111,8 @@ def text_class(action: EmissionAction) -> str | None:
 
 def turn_action(actions: Iterable[EmissionAction]) -> EmissionAction | None:
     """The deciding emission of a turn: the first with the highest-priority class, if any."""
-    best, best_rank = None, len(_RANK)
+    best, best_rank = None, len(ACTION_RANK)
     for action in actions:
-        if action.action is not None and _RANK[action.action] < best_rank:
-            best, best_rank = action, _RANK[action.action]
+        if action.action is not None and ACTION_RANK[action.action] < best_rank:
+            best, best_rank = action, ACTION_RANK[action.action]
     return best
-
-
-_RANK = {action: rank for rank, action in enumerate(ACTION_CLASSES)}

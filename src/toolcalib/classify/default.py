@@ -1,6 +1,8 @@
 """The `default` profile: the paper's classes, read sentence by sentence, its blind spots fixed.
 
-Taxonomy. One class per emission; the first of these that applies wins.
+Taxonomy. One class per emission; the first of these that applies wins (after structured calls,
+a step whose output the record did not keep is unknown: no text to read, in every profile,
+`classify.base`).
 
 1. tool_call: the harness will execute calls from this emission: structured API calls, or calls it
    parsed from the text (any non-empty `tool_calls`, whatever the text says).

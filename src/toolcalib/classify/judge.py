@@ -2,10 +2,11 @@
 
 What the rules decide, without the judge: everything the `default` profile classes as
 `tool_call` or `malformed` (calls the harness executes, call shapes in the text, malformed
-parses), and emissions with no words outside reasoning blocks (`default`'s `other`). Every other
-emission's visible text (reasoning removed, cut to the rubric's `max_chars`) is one judge
-request: the rubric's system prompt, its examples as earlier user/assistant turns, then the
-text; no tools. The judge sees the emission alone (no conversation), as every profile does.
+parses), outputs the record did not keep (`unknown`, never sent to the judge), and emissions
+with no words outside reasoning blocks (`default`'s `other`). Every other emission's visible
+text (reasoning removed, cut to the rubric's `max_chars`) is one judge request: the rubric's
+system prompt, its examples as earlier user/assistant turns, then the text; no tools. The
+judge sees the emission alone (no conversation), as every profile does.
 
 The reply is read strictly (`parse_reply`): reasoning blocks and surrounding whitespace
 removed, it must be exactly one of ask/refuse/confirm/other (any case, one optional full stop).
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]
 JUDGED: tuple[str, ...] = ("ask", "refuse", "confirm", "other")
-"""The classes a judge chooses between; the rules decide tool_call and malformed."""
+"""The classes a judge chooses between; the rules decide tool_call, malformed and unknown."""
 REPLY = re.compile(r"\s*(ask|refuse|confirm|other)\.?\s*", re.IGNORECASE)
 EVIDENCE_CHARS = 200
 

@@ -2,7 +2,7 @@
 
 A corpus is JSONL, one row per emission: `id`, `text`, `structured_calls` (the backend returned
 structured calls), `parse` (what the harness made of the text: none/ok/malformed), `label` (one
-of `records.ACTION_CLASSES`), `reason` (one line) and `source`: `hand` (written by hand), or
+of `records.RECORDED_CLASSES`), `reason` (one line) and `source`: `hand` (written by hand), or
 `model` (a real emission taken from a trajectory of this pipeline; `classify.corpus` samples
 them) with its `provenance` (model, variant, benchmark, category, case, turn, step, weights hash)
 and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`; or `published` (an agent
@@ -42,7 +42,7 @@ from toolcalib.classify.profiles import get_profile
 from toolcalib.config import StrictModel
 from toolcalib.jsonio import InputError
 from toolcalib.metrics.spec import Column, TableSpec
-from toolcalib.records import ACTION_CLASSES, ActionClass, Emission, ToolCall
+from toolcalib.records import RECORDED_CLASSES, Emission, RecordedClass, ToolCall
 
 Row = TypeVar("Row", bound="StrictModel")
 
@@ -114,7 +114,7 @@ class CorpusRow(StrictModel):
     text: str
     structured_calls: bool
     parse: Literal["none", "ok", "malformed"]
-    label: ActionClass
+    label: RecordedClass
     reason: str
     source: Literal["hand", "model", "published", "published-heldout", "published-heldout-2",
                     "published-heldout-3"]
@@ -184,11 +184,12 @@ def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profil
 
 
 def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[dict[str, object]]:
-    """Precision, recall, F1, kappa and support of every action class (module docstring)."""
+    """Precision, recall, F1, kappa and support of every class a recorded emission can have
+    (module docstring; a corpus row's text is recorded, so no row is `unknown`)."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} labels but {len(predicted)} predictions")
     scores: list[dict[str, object]] = []
-    for name in ACTION_CLASSES:
+    for name in RECORDED_CLASSES:
         support = sum(g == name for g in gold)
         guessed = sum(p == name for p in predicted)
         hits = sum(g == p == name for g, p in zip(gold, predicted, strict=True))
@@ -309,7 +310,7 @@ def render_markdown(table: pl.DataFrame, summary: pl.DataFrame) -> str:
               + " | ".join(f"{p} P / R / F1 / kappa" for p in profiles) + " |",
               "|---|---|---:|" + "---:|" * len(profiles)]
     for source in dict.fromkeys(summary["source"].to_list()):
-        for name in ACTION_CLASSES:
+        for name in RECORDED_CLASSES:
             cells, support = [], 0
             for profile in profiles:
                 found = table.filter((pl.col("profile") == profile) & (pl.col("source") == source)

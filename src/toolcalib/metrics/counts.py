@@ -20,6 +20,9 @@ COUNTED: dict[str, tuple[str, pl.Expr]] = {
     "n_step_cap": ("scored cases ended by the step cap", SCORED & (_OUTCOME == "step_cap")),
     "n_probed": ("scored cases where the variant's probe fired",
                  SCORED & (pl.col("probes_fired") > 0)),
+    "n_gar_unknown": ("scored cases whose GAR is undecided (the gold class could be in an "
+                      "output the record did not keep; out of GAR's denominator)",
+                      SCORED & pl.col("gold_emitted").is_null()),
     ACC_WITHOUT_GOLD: ("passed without emitting the gold class (Acc>GAR)",
                        pl.col("bound") == ACC_WITHOUT_GOLD),
     GOLD_WITHOUT_ACC: ("emitted the gold class and failed (GAR>Acc)",

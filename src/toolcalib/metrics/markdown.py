@@ -6,7 +6,14 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, KEYS, STRUCTURAL, TRIPLES
+from toolcalib.metrics.rows import (
+    ACC_WITHOUT_GOLD,
+    DECIDABLE,
+    GOLD_WITHOUT_ACC,
+    KEYS,
+    STRUCTURAL,
+    TRIPLES,
+)
 
 LABELS = TRIPLES.labels()
 """How the report heads each labelled column of the triples."""
@@ -21,10 +28,14 @@ category); no group is pooled with another (no cross-category or cross-benchmark
 GAR: the union of the case's turn classes contains its gold class; GAR@gold turn: the class at
 the decision turn is that turn's gold. TER: some turn is a tool call; TER@gold turn: the decision
 turn is. Acc: the benchmark's own verdict (a step-cap ending is a failure).
+Unknown: a step output a published record did not keep (no call, no text, yet the model
+produced output); where the gold class could be in it, GAR (and GAR@gold turn, at that turn)
+is undecided: such a case is left out of that rate's denominator ("k/n; u unknown"; GAR
+unknown counts them) and still counts in TER and Acc (an unknown output made no call).
 Acc>GAR: cases passed without emitting the gold class (grader masking); GAR>Acc: cases that
-emitted the gold class and failed. Excluded: infrastructure outcomes (error, context overflow),
-counted here and left out of every denominator; a cell whose cases are all excluded has
-n = 0 and no rates ("–").
+emitted the gold class and failed (neither where GAR is undecided). Excluded: infrastructure
+outcomes (error, context overflow), counted here and left out of every denominator; a cell
+whose cases are all excluded has n = 0 and no rates ("–").
 GAR structural (τ², published): not GAR, the published method's partly structural reading of
 τ²'s gold classes, beside GAR on the same trajectories: refuse = no call to a write tool;
 tool_call = every reference action matched (τ²'s action checks); ask = at least one emission
@@ -40,14 +51,24 @@ def denominator(row: dict[str, Any], rate: str) -> int:
     return count
 
 
+def undecided(row: dict[str, Any], rate: str) -> int:
+    """The scored cases a rate of `DECIDABLE` leaves out as undecided (0 for any other)."""
+    return row["n"] - denominator(row, rate) if rate in DECIDABLE else 0
+
+
 def rate_text(row: dict[str, Any], rate: str) -> str:
-    """`12.5% (1/8) [2.2, 47.1]`, `– (n = 0)` for a cell with no scored case, or `–` for a
+    """`12.5% (1/8) [2.2, 47.1]` (`(1/8; 2 unknown)` where scored cases are undecided, `– (3
+    unknown)` where none is decided), `– (n = 0)` for a cell with no scored case, or `–` for a
     reading the cell's benchmark does not define (no denominator of its own, scored cases)."""
-    if row[rate] is None:  # n = 0: no rate, no interval
+    unknown = undecided(row, rate)
+    if row[rate] is None:  # no denominator: no rate, no interval
+        if unknown:
+            return f"– ({unknown} unknown)"
         return "–" if row["n"] and not denominator(row, rate) else f"– (n = {row['n']})"
     low, high = row[f"{rate}_lo"], row[f"{rate}_hi"]
     k, n = row[f"{rate}_k"], denominator(row, rate)
-    return f"{100 * row[rate]:.1f}% ({k}/{n}) [{100 * low:.1f}, {100 * high:.1f}]"
+    note = f"; {unknown} unknown" if unknown else ""
+    return f"{100 * row[rate]:.1f}% ({k}/{n}{note}) [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def line(cells: list[Any]) -> str:

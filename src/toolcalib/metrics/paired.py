@@ -1,7 +1,15 @@
-"""Paired comparisons of two groups (models or variants) on the same cases, with exact McNemar.
+"""Paired comparisons of two sides on the same cases, with exact McNemar.
 
-A pair is one (benchmark, category, case_id) present and scored in both groups; every other
-case of either group is left out of the comparison and counted in `n_unpaired_a`/`_b`.
+A side is the rows a selection picks (column -> value: a model, a variant, a model under a
+variant...). A case is one value of `keys` (by default benchmark, category, case_id); it is a
+pair when it is present and scored on both sides and the metric is decided on both. A case
+scored on both sides whose metric is null on either (GAR undecided: the text that could have
+been the gold class was not recorded) is no pair and is counted in `n_undecided`; every other
+case of either side is left out and counted in `n_unpaired_a`/`_b`. Results are one row per
+value of `groups` (a part of `keys`), never pooled across them.
+
+Two uses: `shift_table` (each variant against its model's baseline, `shift.csv`) and
+`metrics.pairs` (the config's model-vs-model `pairs`, `pairs.csv`).
 """
 
 from __future__ import annotations
@@ -25,19 +33,31 @@ SHIFT_METRICS = ("gar", "ter", "acc")
 METRICS: dict[str, str] = {rate: RATES[rate] for rate in (*SHIFT_METRICS, "gar_turn")}
 """Each comparable metric (a rate of `rows.RATES`) and the boolean per-case column it is the
 share of."""
+UNDECIDABLE = frozenset({"gar", "gar_turn"})
+"""Metrics whose per-case value may be null on a scored case (undecided: `n_undecided`); a
+null on a scored case of any other metric is an error."""
 
 FLIP_SEP = "|"
 
-PAIRED = TableSpec("paired", 1, (
-    Column("benchmark"), Column("category"), Column("metric"), Column("n_pairs", "int"),
-    Column("rate_a", "float"), Column("rate_b", "float"), Column("delta", "float"),
-    Column("b01", "int"), Column("b10", "int"), Column("p_value", "float"),
-    Column("flips_gained"), Column("flips_lost"), Column("n_unpaired_a", "int"),
-    Column("n_unpaired_b", "int"),
-))
+STATS = (
+    Column("metric"), Column("n_pairs", "int"), Column("rate_a", "float"),
+    Column("rate_b", "float"), Column("delta", "float"), Column("b01", "int"),
+    Column("b10", "int"), Column("p_value", "float"), Column("flips_gained"),
+    Column("flips_lost"), Column("n_unpaired_a", "int"), Column("n_unpaired_b", "int"),
+    Column("n_undecided", "int"),
+)
+"""The columns of a comparison after its group keys."""
+
+
+def paired_spec(name: str, schema_version: int, groups: Sequence[str]) -> TableSpec:
+    """The table of `paired` with these `groups`: the group keys, then `STATS`."""
+    return TableSpec(name, schema_version, (*(Column(key) for key in groups), *STATS))
+
+
+PAIRED = paired_spec("paired", 2, GROUP_KEYS)
 """`PairedResult.table`: `b01` counts a-miss -> b-hit pairs (`flips_gained`, sorted case ids),
 `b10` a-hit -> b-miss (`flips_lost`); `delta` = rate_b - rate_a; rates are null without
-pairs."""
+pairs; `n_undecided`: cases scored on both sides, the metric null on one (no pair)."""
 PAIRED_SCHEMA: dict[str, pl.DataType] = PAIRED.schema()
 
 SHIFT_RENAMES = {
@@ -46,7 +66,7 @@ SHIFT_RENAMES = {
     "n_unpaired_a": "n_unpaired_baseline",
     "n_unpaired_b": "n_unpaired_variant",
 }
-SHIFT = PAIRED.derive("shift", 1, (Column("model"), Column("variant")), SHIFT_RENAMES)
+SHIFT = PAIRED.derive("shift", 2, (Column("model"), Column("variant")), SHIFT_RENAMES)
 """`shift_table` (`shift.csv`): a variant with no paired case has n_pairs 0 and null rates; no
 variant at all, no row."""
 SHIFT_SCHEMA: dict[str, pl.DataType] = SHIFT.schema()
@@ -67,7 +87,8 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 @dataclass(frozen=True)
 class PairedResult:
-    """One metric compared between selections `a` and `b`: one row per (benchmark, category)."""
+    """One metric compared between selections `a` and `b`: one row per group (by default
+    (benchmark, category))."""
 
     a: dict[str, Any]
     b: dict[str, Any]
@@ -75,40 +96,42 @@ class PairedResult:
     table: pl.DataFrame = field(repr=False)
 
 
-def _column(per_case: pl.DataFrame, metric: str) -> str:
+def _column(per_case: pl.DataFrame, metric: str, keys: Sequence[str]) -> str:
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(METRICS)}")
     column = METRICS[metric]
-    missing = sorted({column, "scored", *PAIR_KEYS} - set(per_case.columns))
+    missing = sorted({column, "scored", *keys} - set(per_case.columns))
     if missing:
         raise ValueError(f"per-case table lacks column(s) {missing}")
     return column
 
 
-def _side(per_case: pl.DataFrame, where: Mapping[str, Any], column: str, name: str) -> pl.DataFrame:
-    """The selected rows as benchmark, category, case_id, in_<name>, scored_<name>, hit_<name>."""
+def _side(per_case: pl.DataFrame, where: Mapping[str, Any], column: str, name: str,
+          keys: Sequence[str], undecidable: bool) -> pl.DataFrame:
+    """The selected rows as the keys, in_<name>, scored_<name>, hit_<name> (null: undecided)."""
     if not where:
         raise ValueError(f"selection {name} is empty")
     unknown = sorted(set(where) - set(per_case.columns))
     if unknown:
         raise ValueError(f"selection {name} names unknown column(s) {unknown}")
     rows = per_case.filter(*(pl.col(key) == value for key, value in where.items()))
-    dupes = rows.filter(pl.struct(PAIR_KEYS).is_duplicated())
+    dupes = rows.filter(pl.struct(keys).is_duplicated())
     if dupes.height:
-        first = dupes.sort(PAIR_KEYS).row(0, named=True)
+        first = dupes.sort(keys).row(0, named=True)
         raise ValueError(
             f"selection {name}={dict(where)} matches several rows per case (e.g. "
-            f"{first['benchmark']}/{first['category']}/{first['case_id']}); select one group"
+            f"{'/'.join(str(first[key]) for key in keys)}); select one group"
         )
     scored = pl.col("scored").fill_null(False)
-    hits = rows.filter(scored & pl.col(column).is_null())
-    if hits.height:
-        raise ValueError(f"selection {name}: {hits.height} scored case(s) have null {column}")
+    if not undecidable:
+        hits = rows.filter(scored & pl.col(column).is_null())
+        if hits.height:
+            raise ValueError(f"selection {name}: {hits.height} scored case(s) have null {column}")
     return rows.select(
-        *PAIR_KEYS,
+        *keys,
         pl.lit(True).alias(f"in_{name}"),
         scored.alias(f"scored_{name}"),
-        pl.col(column).fill_null(False).cast(pl.Boolean).alias(f"hit_{name}"),
+        pl.col(column).cast(pl.Boolean).alias(f"hit_{name}"),
     )
 
 
@@ -121,19 +144,26 @@ def _rate(k: int, n: int) -> float | None:
 
 
 def paired(
-    per_case: pl.DataFrame, *, a: Mapping[str, Any], b: Mapping[str, Any], metric: str
+    per_case: pl.DataFrame, *, a: Mapping[str, Any], b: Mapping[str, Any], metric: str,
+    keys: Sequence[str] = PAIR_KEYS, groups: Sequence[str] = GROUP_KEYS,
 ) -> PairedResult:
     """Compare `metric` between the rows selected by `a` and by `b` (column -> value) on the
-    cases scored in both, per (benchmark, category), with exact McNemar on the discordant pairs.
-    """
-    column = _column(per_case, metric)
-    joined = _side(per_case, a, column, "a").join(
-        _side(per_case, b, column, "b"), on=PAIR_KEYS, how="full", coalesce=True
+    cases (`keys`, holding `case_id`) scored in both, per value of `groups` (a part of
+    `keys`), with exact McNemar on the discordant pairs; the table's columns:
+    `paired_spec(..., groups)`."""
+    keys, groups = list(keys), list(groups)
+    if "case_id" not in keys or not set(groups) <= set(keys):
+        raise ValueError(f"paired: keys {keys} must hold case_id and the groups {groups}")
+    column = _column(per_case, metric, keys)
+    undecidable = metric in UNDECIDABLE
+    joined = _side(per_case, a, column, "a", keys, undecidable).join(
+        _side(per_case, b, column, "b", keys, undecidable), on=keys, how="full", coalesce=True
     )
     in_a, in_b = pl.col("in_a").fill_null(False), pl.col("in_b").fill_null(False)
-    pair = in_a & in_b & pl.col("scored_a").fill_null(False) & pl.col("scored_b").fill_null(False)
-    hit_a, hit_b = pl.col("hit_a"), pl.col("hit_b")
-    counts = joined.group_by(GROUP_KEYS).agg(
+    both = in_a & in_b & pl.col("scored_a").fill_null(False) & pl.col("scored_b").fill_null(False)
+    pair = both & pl.col("hit_a").is_not_null() & pl.col("hit_b").is_not_null()
+    hit_a, hit_b = pl.col("hit_a").fill_null(False), pl.col("hit_b").fill_null(False)
+    counts = joined.group_by(groups).agg(
         n_pairs=pair.sum().cast(pl.Int64),
         k_a=(pair & hit_a).sum().cast(pl.Int64),
         k_b=(pair & hit_b).sum().cast(pl.Int64),
@@ -141,11 +171,13 @@ def paired(
         b10=(pair & hit_a & ~hit_b).sum().cast(pl.Int64),
         flips_gained=_flips(pair & ~hit_a & hit_b),
         flips_lost=_flips(pair & hit_a & ~hit_b),
-        n_unpaired_a=(in_a & ~pair).sum().cast(pl.Int64),
-        n_unpaired_b=(in_b & ~pair).sum().cast(pl.Int64),
+        n_unpaired_a=(in_a & ~both).sum().cast(pl.Int64),
+        n_unpaired_b=(in_b & ~both).sum().cast(pl.Int64),
+        n_undecided=(both & ~pair).sum().cast(pl.Int64),
     )
+    spec = paired_spec("paired", PAIRED.schema_version, groups)
     rows = []
-    for row in counts.sort(GROUP_KEYS).iter_rows(named=True):
+    for row in counts.sort(groups).iter_rows(named=True):
         n, k_a, k_b = row["n_pairs"], row["k_a"], row["k_b"]
         rows.append(
             {
@@ -157,9 +189,8 @@ def paired(
                 "p_value": mcnemar_exact(row["b01"], row["b10"]),
             }
         )
-    table = pl.DataFrame(
-        [{name: row[name] for name in PAIRED.names} for row in rows], schema=PAIRED_SCHEMA
-    )
+    table = pl.DataFrame([{name: row[name] for name in spec.names} for row in rows],
+                         schema=spec.schema())
     return PairedResult(a=dict(a), b=dict(b), metric=metric, table=table)
 
 

@@ -6,10 +6,14 @@ cause of each disagreement; and one agreement line per file (report, `toolcalib 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import polars as pl
 
+from toolcalib.jsonio import InputError, atomic_write_bytes
+from toolcalib.metrics.rows import csv_bytes
 from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import Published
 
@@ -50,8 +54,7 @@ def published_table(records: Sequence[pl.DataFrame], cases: pl.DataFrame) -> pl.
     if not records:
         return pl.DataFrame(schema=PUBLISHED_SCHEMA)
     table = pl.concat([frame.cast(RECORD_SCHEMA) for frame in records])  # type: ignore[arg-type]
-    verdicts = cases.filter(pl.col("recorded_reward").is_not_null()
-                            | pl.col("reward_disagreement").is_not_null()).select(
+    verdicts = cases.filter(pl.col("variant") == "baseline").select(
         "model", "benchmark", "category", "case_id", "scored", "passed",
         "reward_disagreement").unique(["model", "benchmark", "category", "case_id"])
     joined = table.join(verdicts, on=["model", "benchmark", "category", "case_id"],
@@ -68,22 +71,49 @@ def published_table(records: Sequence[pl.DataFrame], cases: pl.DataFrame) -> pl.
             .select(PUBLISHED.names).sort("model", "benchmark", "file", "index"))
 
 
-def file_lines(table: pl.DataFrame) -> list[str]:
+def file_lines(table: pl.DataFrame, recorded: pl.DataFrame | None = None) -> list[str]:
     """One agreement line per (model, file): records, scored, excluded, mean rewards (recorded
-    over every record with one, both over the scored), agreements."""
+    over every record with one, both over the scored), agreements; where `recorded` (the
+    `RECORDED` table) holds the category's own headline, it and our passes beside it, counts
+    only where the file records no per-case verdict."""
     lines = []
     for (model, benchmark, file), rows in table.group_by(
             "model", "benchmark", "file", maintain_order=True):
         scored = rows.filter(pl.col("status") == "scored")
         recorded_all = rows["recorded_reward"].drop_nulls()
-        lines.append(
+        line = (
             f"{model} · {benchmark} · {file}: {rows.height} records, {scored.height} scored, "
             f"{rows.filter(pl.col('status') == 'excluded').height} excluded, "
-            f"{rows.filter(pl.col('status') == 'no cell').height} without a cell; mean reward "
-            f"recorded {_mean(recorded_all)} (all), {_mean(scored['recorded_reward'])} vs "
-            f"recomputed {_mean(scored['reward'])} (scored); agree on "
-            f"{int(scored['agrees'].sum() or 0)} of {scored.height}")
+            f"{rows.filter(pl.col('status') == 'no cell').height} without a cell; ")
+        if recorded_all.len():
+            line += (f"mean reward recorded {_mean(recorded_all)} (all), "
+                     f"{_mean(scored['recorded_reward'])} vs recomputed "
+                     f"{_mean(scored['reward'])} (scored); agree on "
+                     f"{int(scored['agrees'].sum() or 0)} of {scored.height}")
+        else:
+            line += (f"no per-case verdict recorded; recomputed {_mean(scored['reward'])} "
+                     "(scored)")
+        lines.append(line + _headline(recorded, model, benchmark, rows["category"][0], scored,
+                                      counts_only=not recorded_all.len()))
     return lines
+
+
+def _headline(recorded: pl.DataFrame | None, model: str, benchmark: str, category: str,
+              scored: pl.DataFrame, counts_only: bool) -> str:
+    """`; <benchmark>'s own headline ...` for the line of a file, or '' without one."""
+    if recorded is None:
+        return ""
+    mine = recorded.filter((pl.col("model") == model) & (pl.col("benchmark") == benchmark)
+                           & (pl.col("category") == category)
+                           & pl.col("correct_count").is_not_null())
+    if not mine.height:
+        return ""
+    row = mine.row(0, named=True)
+    passed = int(scored["reward"].sum() or 0)
+    return (f"; {benchmark}'s own headline ({row['source']}): {row['correct_count']} of "
+            f"{row['total_count']} = {row['accuracy']:.3f} vs recomputed {passed} of "
+            f"{scored.height} scored" + (" (counts compared: the file records no per-case "
+                                          "verdict)" if counts_only else ""))
 
 
 def disagreements(table: pl.DataFrame) -> pl.DataFrame:
@@ -98,3 +128,61 @@ def _mean(values: pl.Series) -> str:
     mean = values.drop_nulls().mean()  # None when no value is left
     return f"{mean:.3f}" if isinstance(mean, int | float) else "–"
 
+
+class Recorded(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One `<category>.recorded.json` of an import: the benchmark's own headline for the
+    category as its files record it (fields null where they record none)."""
+
+    model: str
+    benchmark: str
+    category: str
+    file: str | None
+    accuracy: float | None
+    correct_count: int | None
+    total_count: int | None
+    source: str | None
+
+
+def read_recorded(paths: Iterable[str | Path]) -> list[Recorded]:
+    """Each file's `Recorded`; a file that is not one, or whose counts are half given or out of
+    range, fails naming the file."""
+    out = []
+    for path in paths:
+        try:
+            record = msgspec.json.decode(Path(path).read_bytes(), type=Recorded)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise InputError(f"{path}: not a recorded headline: {exc}") from None
+        correct, total = record.correct_count, record.total_count
+        if (correct is None) != (total is None):
+            raise InputError(f"{path}: correct_count and total_count must both be given or "
+                             f"both null, got {correct} and {total}")
+        if correct is not None and total is not None and not 0 <= correct <= total:
+            raise InputError(f"{path}: need 0 <= correct_count <= total_count, got "
+                             f"{correct} and {total}")
+        out.append(record)
+    return out
+
+
+RECORDED = TableSpec("recorded", 1, (
+    Column("model"), Column("benchmark"), Column("category"), Column("file"), Column("source"),
+    Column("accuracy", "float"), Column("correct_count", "int"), Column("total_count", "int"),
+))
+"""The published runs' own headlines per category (`recorded.csv`, one row per import, sorted
+by model, benchmark, category): the benchmark's figure as the run's files record it (BFCL:
+its score file's summary line, errors counted BFCL's way), null where they record none."""
+RECORDED_SCHEMA: dict[str, pl.DataType] = RECORDED.schema()
+RECORDED_FILE = "recorded.csv"
+
+
+def recorded_table(headlines: Iterable[Recorded]) -> pl.DataFrame:
+    """The headlines as `RECORDED` rows."""
+    rows = sorted((msgspec.structs.asdict(h) for h in headlines),
+                  key=lambda r: (r["model"], r["benchmark"], r["category"]))
+    return pl.DataFrame([RECORDED.row(r) for r in rows], schema=RECORDED_SCHEMA)
+
+
+def write_recorded(out_dir: str | Path, headlines: Sequence[Recorded]) -> Path:
+    """`recorded.csv` in `out_dir`."""
+    path = Path(out_dir) / RECORDED_FILE
+    atomic_write_bytes(path, csv_bytes(recorded_table(headlines).to_dicts(), RECORDED.names))
+    return path

@@ -14,6 +14,7 @@ from typing import Any
 from toolcalib.jsonio import InputError
 from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.metrics.wilson import wilson
+from toolcalib.records import ACTION_RANK
 
 KEYS = ["model", "variant", "benchmark", "category"]
 """One triple per value of these columns and the gold class, in this sort order (a BFCL
@@ -29,9 +30,12 @@ GOLD_WITHOUT_ACC = "gold_without_acc"
 """Bound direction GAR > Acc: the gold class was emitted, yet the case failed."""
 
 
-def bound_of(scored: bool, passed: bool | None, gold_emitted: bool) -> str | None:
+def bound_of(scored: bool, passed: bool | None, gold_emitted: bool | None) -> str | None:
     """A per-case row's `bound`: which bound a scored row violates, if any (every per-case
-    row, a benchmark's units included, takes it from here)."""
+    row, a benchmark's units included, takes it from here); none where GAR is undecided
+    (`gold_emitted` None)."""
+    if gold_emitted is None:
+        return None
     if scored and passed and not gold_emitted:
         return ACC_WITHOUT_GOLD
     if scored and not passed and gold_emitted:
@@ -39,7 +43,7 @@ def bound_of(scored: bool, passed: bool | None, gold_emitted: bool) -> str | Non
     return None
 
 
-CASES = TableSpec("per_case", 2, (
+CASES = TableSpec("per_case", 3, (
     *(Column(key) for key in CASE_KEYS), Column("gold_action", label="gold"),
     Column("gold_turn", "int"), Column("gold_turn_gold"), Column("emitted"),
     Column("gold_emitted", "bool"), Column("gold_turn_class"), Column("gold_turn_hit", "bool"),
@@ -47,7 +51,7 @@ CASES = TableSpec("per_case", 2, (
     Column("emission_classes"), Column("gold_emitted_any_step", "bool"),
     Column("passed", "bool"), Column("scored", "bool"), Column("outcome"), Column("error_type"),
     Column("bound"), Column("probes_fired", "int"), Column("unclosed_reasoning_turns", "int"),
-    Column("ambiguous_turns", "int"),
+    Column("ambiguous_turns", "int"), Column("unknown_turns", "int"),
     Column("structural_hit", "bool"), Column("recorded_reward", "float"),
     Column("reward_disagreement"),
 ))
@@ -55,7 +59,9 @@ CASES = TableSpec("per_case", 2, (
 benchmark's published structural reading of the gold class (`Benchmark.structural`; τ² only,
 null elsewhere): not GAR, reported beside it. `recorded_reward`: a published run's own recorded
 verdict (null elsewhere), and `reward_disagreement` the named cause where it differs from
-`passed`'s (`recorded_of`)."""
+`passed`'s (`recorded_of`). `gold_emitted`, `gold_turn_hit` and `gold_emitted_any_step` are
+null where undecided (`decided`), and then `bound` too; `unknown_turns`: the turns holding a
+kept emission of class `unknown` (an output the record did not keep)."""
 CASE_COLUMNS = CASES.names
 """The columns of a per-case table, in order."""
 UNCLOSED_REASONING = ":other:unclosed_reasoning"
@@ -64,6 +70,8 @@ UNCLOSED_REASONING = ":other:unclosed_reasoning"
 AMBIGUOUS = ":ambiguous:"
 """What the rule of a turn holds when the classifier's rules could not decide its class
 (`default:refuse:ambiguous:refuse|ask`; `classify.default`)."""
+UNKNOWN = "unknown"
+"""The class of an output the record did not keep (`records.Emission.text_recorded`)."""
 
 DIGITS = 6
 """Rates and bounds are rounded to this many decimals, for stable bytes."""
@@ -76,22 +84,34 @@ _RATES = (
     ("acc", "passed", "Acc"),
 )
 RATES: dict[str, str] = {rate: column for rate, column, _ in _RATES}
-"""Each rate and the per-case column whose share of scored cases it is."""
+"""Each rate and the per-case column whose share of scored cases it is (of the scored cases
+where it is decided, for a rate of `DECIDABLE`)."""
 _COUNTS = (("n", "n"), ("n_excluded", "excluded"), ("n_context_overflow", "context overflow"),
            ("n_error", "error"), ("n_step_cap", "step cap"), ("n_probed", "probed"),
-           (ACC_WITHOUT_GOLD, "Acc>GAR"), (GOLD_WITHOUT_ACC, "GAR>Acc"))
+           ("n_gar_unknown", "GAR unknown"), (ACC_WITHOUT_GOLD, "Acc>GAR"),
+           (GOLD_WITHOUT_ACC, "GAR>Acc"))
 COUNTS = [count for count, _ in _COUNTS]
 """`n_excluded` = `n_context_overflow` + `n_error` (infrastructure, out of every denominator);
-`n_probed`: scored cases where the variant's probe fired at least once."""
-TURN_COUNTS = ["unclosed_reasoning_turns", "ambiguous_turns"]
+`n_probed`: scored cases where the variant's probe fired at least once; `n_gar_unknown`:
+scored cases whose GAR is undecided (`n` - `gar_n`)."""
+TURN_COUNTS = ["unclosed_reasoning_turns", "ambiguous_turns", "unknown_turns"]
 """Counts of turns, not cases, over the scored cases: `unclosed_reasoning_turns`, the turns
-with a kept emission whose rule ends in `UNCLOSED_REASONING`, and `ambiguous_turns`, the turns
+with a kept emission whose rule ends in `UNCLOSED_REASONING`, `ambiguous_turns`, the turns
 whose class was decided by a rule holding `AMBIGUOUS` (both 0 under `paper`, which has no such
-rule; a per-case row without the column counts 0)."""
+rule), and `unknown_turns`, the turns with a kept emission of class `unknown` (a per-case row
+without a column counts 0)."""
 STRUCTURAL = "gar_structural"
 """The published structural reading beside GAR (τ²): the share of scored cases with
 `structural_hit`, over the scored cases that have one (`gar_structural_n`; 0 and every rate
 null where the benchmark defines none, e.g. BFCL)."""
+DECIDABLE = ("gar", "gar_turn", "gar_emission")
+"""The rates over the scored cases where their per-case column is decided (`<rate>_n`): the
+gold-class rates, which an output the record did not keep can leave undecided (`decided`)."""
+OWN_DENOMINATOR: dict[str, str] = {**{rate: RATES[rate] for rate in DECIDABLE},
+                                   STRUCTURAL: "structural_hit"}
+"""Each rate over its own denominator `<rate>_n` (the scored cases where this per-case column
+is not null) and that column; every other rate is over `n`."""
+_HITS: dict[str, str] = {**RATES, STRUCTURAL: "structural_hit"}
 
 
 def _rate_columns(rate: str, label: str, denominator: bool = False) -> list[Column]:
@@ -102,16 +122,18 @@ def _rate_columns(rate: str, label: str, denominator: bool = False) -> list[Colu
 
 _STRUCTURAL = _rate_columns(STRUCTURAL, "GAR structural (τ², published)", denominator=True)
 STRUCTURAL_COLUMNS = [column.name for column in _STRUCTURAL]
-TRIPLES = TableSpec("triples", 2, (
+TRIPLES = TableSpec("triples", 3, (
     *(Column(key) for key in KEYS), Column("gold_action", label="gold"),
     *(Column(count, "int", label) for count, label in _COUNTS),
     Column("unclosed_reasoning_turns", "int"), Column("ambiguous_turns", "int", "ambiguous turns"),
-    *(column for rate, _, label in _RATES for column in _rate_columns(rate, label)),
+    Column("unknown_turns", "int", "unknown turns"),
+    *(column for rate, _, label in _RATES
+      for column in _rate_columns(rate, label, rate in OWN_DENOMINATOR)),
     *_STRUCTURAL,
 ))
 """The triples table (`triples.csv` of a run and of every run), its columns labelled as the
-report heads them; `<rate>_k` is the numerator of `<rate>`, `gar_structural_n` the denominator
-of `gar_structural` (every other rate's is `n`)."""
+report heads them; `<rate>_k` is the numerator of `<rate>`, `<rate>_n` the denominator of a
+rate of `OWN_DENOMINATOR` (every other rate's is `n`)."""
 TRIPLE_COLUMNS = TRIPLES.names
 """The columns of the triples table, in order."""
 
@@ -165,7 +187,8 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     `structural_hit` null.
 
     `emitted` is the union of turn classes (GAR); `emission_classes` the union over every
-    emission (the published code's union, where a lower-priority emission of a turn counts too).
+    emission (the published code's union, where a lower-priority emission of a turn counts too);
+    a gold hit that an `unknown` emission could hide is null (`decided`).
     A variant may remap gold classes (no tools visible: tool_call -> refuse), so a case's gold
     is the one its action rows carry at the gold turn. A multi-label case's further gold
     classes (`gold_also`, which no variant remaps) get a row each, id `<case id>#<class>`,
@@ -174,6 +197,7 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     turns: dict[tuple[Any, ...], dict[str, Any]] = {}
     emissions: dict[tuple[Any, ...], set[str]] = {}
     unclosed: dict[tuple[Any, ...], set[int]] = {}
+    unknown: dict[tuple[Any, ...], set[int]] = {}
     ambiguous: dict[tuple[Any, ...], int] = {}
     for row in actions:
         key = _case_key(row)
@@ -181,6 +205,8 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
             classes = emissions.setdefault(key, set())
             if row["action"] is not None:
                 classes.add(row["action"])
+            if row["action"] == UNKNOWN:
+                unknown.setdefault(key, set()).add(row["turn"])
             if row["rule"].endswith(UNCLOSED_REASONING):
                 unclosed.setdefault(key, set()).add(row["turn"])
             continue
@@ -191,9 +217,10 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
         case = turns.get(key)
         if case is None:
             case = turns[key] = {"outcome": row["outcome"], "run_scored": True,
-                                 "classes": set(), "gold_turns": [], "gold": None,
-                                 "gold_class": None, "probes_fired": 0}
+                                 "classes": set(), "turn_class": {}, "gold_turns": [],
+                                 "gold": None, "gold_class": None, "probes_fired": 0}
         case["run_scored"] = case["run_scored"] and row["scored"]
+        case["turn_class"][row["turn"]] = row["action"]
         if row["action"] is not None:
             case["classes"].add(row["action"])
         if row["is_gold_turn"]:
@@ -222,9 +249,11 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     structural = structural or {}
     rows = []
     for c in sorted(cases, key=_case_key):
-        shared = (sorted(emissions.get(_case_key(c), ())), len(unclosed.get(_case_key(c), ())),
-                  ambiguous.get(_case_key(c), 0))
-        readings = structural.get(_case_key(c)) or {}
+        key = _case_key(c)
+        hidden = {turn: c["turn_class"].get(turn) or UNKNOWN for turn in unknown.get(key, ())}
+        shared = (sorted(emissions.get(key, ())), len(unclosed.get(key, ())),
+                  ambiguous.get(key, 0), hidden)
+        readings = structural.get(key) or {}
         rows.append(_case_row(c, *shared, readings.get(c["gold"])))
         rows += [_case_row({**c, "gold": extra, "case_id": f"{c['case_id']}#{extra}"}, *shared,
                            readings.get(extra))
@@ -232,10 +261,24 @@ def case_rows(actions: Iterable[Row], scores: Iterable[Row], golds: Iterable[Row
     return sorted(rows, key=_case_key)
 
 
+def decided(hit: bool, gold: str, turn_classes: Iterable[str]) -> bool | None:
+    """`hit`, or None where a miss could be a hit had the record kept every output: the gold
+    class is not `tool_call` (an `unknown` output made no structured call) and it outranks
+    the class of a turn (of `turn_classes`) that holds an `unknown` emission, so that hidden
+    text of the gold class would have been that turn's class."""
+    if hit or gold == "tool_call":
+        return hit
+    return None if any(ACTION_RANK[c] > ACTION_RANK[gold] for c in turn_classes) else False
+
+
 def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: int,
-              ambiguous_turns: int, structural_hit: bool | None) -> dict[str, Any]:
-    emitted_list, gold = sorted(case["classes"]), case["gold"]
-    gold_emitted, scored, passed = gold in emitted_list, case["scored"], case["passed"]
+              ambiguous_turns: int, hidden: dict[int, str],
+              structural_hit: bool | None) -> dict[str, Any]:
+    """`hidden`: the class of each turn holding an `unknown` emission."""
+    emitted_list, gold, gold_class = sorted(case["classes"]), case["gold"], case["gold_class"]
+    at_gold_turn = [hidden[case["gold_turn"]]] if case["gold_turn"] in hidden else []
+    gold_emitted = decided(gold in emitted_list, gold, hidden.values())
+    scored, passed = case["scored"], case["passed"]
     bound = bound_of(scored, passed, gold_emitted)
     return CASES.row({
         "model": case["model"],
@@ -248,12 +291,13 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
         "gold_turn_gold": gold,
         "emitted": "|".join(emitted_list),
         "gold_emitted": gold_emitted,
-        "gold_turn_class": case["gold_class"],
-        "gold_turn_hit": case["gold_class"] == gold,
+        "gold_turn_class": gold_class,
+        "gold_turn_hit": decided(gold_class == gold, gold, at_gold_turn),
         "tool_call_emitted": "tool_call" in emitted_list,
-        "gold_turn_tool_call": case["gold_class"] == "tool_call",
+        "gold_turn_tool_call": gold_class == "tool_call",
         "emission_classes": "|".join(emission_list),
-        "gold_emitted_any_step": gold in emission_list,
+        "gold_emitted_any_step": decided(gold in emission_list, gold,
+                                         [UNKNOWN] if UNKNOWN in emission_list else []),
         "passed": passed,
         "scored": scored,
         "outcome": case["outcome"],
@@ -262,6 +306,7 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
         "probes_fired": case["probes_fired"],
         "unclosed_reasoning_turns": unclosed_turns,
         "ambiguous_turns": ambiguous_turns,
+        "unknown_turns": len(hidden),
         "structural_hit": structural_hit,
         **{key: case[key] for key in RECORDED},
     })
@@ -269,6 +314,13 @@ def _case_row(case: dict[str, Any], emission_list: list[str], unclosed_turns: in
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, DIGITS)
+
+
+def _rate_values(rate: str, k: int, n: int) -> dict[str, Any]:
+    """A rate's columns: denominator, numerator, share and Wilson interval (null when n = 0)."""
+    low, high = wilson(k, n)
+    return {f"{rate}_n": n, f"{rate}_k": k, rate: _round(k / n) if n else None,
+            f"{rate}_lo": _round(low), f"{rate}_hi": _round(high)}
 
 
 def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
@@ -282,8 +334,8 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
         group = groups.get(key)
         if group is None:
             group = groups[key] = {"gold": set(), **dict.fromkeys(COUNTS + TURN_COUNTS, 0),
-                                   **{f"{rate}_k": 0 for rate in RATES},
-                                   "structural_n": 0, "structural_k": 0}
+                                   **{f"{rate}_k": 0 for rate in _HITS},
+                                   **{f"{rate}_n": 0 for rate in OWN_DENOMINATOR}}
         scored, outcome = bool(case["scored"]), case["outcome"]
         if case["gold_action"] is not None:
             group["gold"].add(case["gold_action"])
@@ -293,16 +345,16 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
         group["n_error"] += outcome == "error"
         group["n_step_cap"] += scored and outcome == "step_cap"
         group["n_probed"] += scored and (case["probes_fired"] or 0) > 0
+        group["n_gar_unknown"] += scored and case["gold_emitted"] is None
         if case["bound"] in (ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC):
             group[case["bound"]] += 1
-        for rate, column in RATES.items():
-            group[f"{rate}_k"] += scored and bool(case[column])
         if scored:
             for count in TURN_COUNTS:
                 group[count] += case.get(count) or 0  # 0 in a table from before the column
-            hit = case.get("structural_hit")  # None: no reading (BFCL), or an older table
-            group["structural_n"] += hit is not None
-            group["structural_k"] += bool(hit)
+            for rate, column in _HITS.items():  # structural_hit: absent in an older table
+                group[f"{rate}_k"] += bool(case.get(column))
+            for rate, column in OWN_DENOMINATOR.items():
+                group[f"{rate}_n"] += case.get(column) is not None
     rows = []
     for key in sorted(groups):
         group = groups[key]
@@ -310,16 +362,9 @@ def triple_rows(cases: Iterable[Row]) -> list[dict[str, Any]]:
                "gold_action": "|".join(sorted(group["gold"])),
                **{count: int(group[count]) for count in COUNTS}}
         row |= {count: int(group[count]) for count in TURN_COUNTS}
-        n = row["n"]
-        for rate in RATES:
-            k = int(group[f"{rate}_k"])
-            low, high = wilson(k, n)
-            row |= {f"{rate}_k": k, rate: _round(k / n) if n else None,
-                    f"{rate}_lo": _round(low), f"{rate}_hi": _round(high)}
-        k, n = int(group["structural_k"]), int(group["structural_n"])
-        low, high = wilson(k, n)
-        row |= dict(zip(STRUCTURAL_COLUMNS, (n, k, _round(k / n) if n else None, _round(low),
-                                             _round(high)), strict=True))
+        for rate in _HITS:
+            row |= _rate_values(rate, int(group[f"{rate}_k"]),
+                                int(group.get(f"{rate}_n", row["n"])))
         rows.append({column: row[column] for column in TRIPLE_COLUMNS})
     return rows
 

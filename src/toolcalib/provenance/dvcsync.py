@@ -35,6 +35,9 @@ DEFAULT_METRICS = ("results/metrics/metrics.json",)
 DEFAULT_PLOTS: tuple[str, ...] = ()
 DEFAULT_UNCACHED = ("results/metrics/triples.csv", "results/metrics/triples.md",
                     "results/metrics/confusion.csv", "results/metrics/shift.csv",
+                    "results/metrics/leaderboard.csv", "results/metrics/recorded.csv",
+                    "results/metrics/pairs.csv",
+                    "results/metrics/pair_flips.csv",
                     "results/manifest.json", "results/report/summary.md",
                     "results/metrics/classifier_*")
 """Small, human-read tables: kept in git (no DVC cache) so diffs show in review."""

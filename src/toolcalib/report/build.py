@@ -1,10 +1,10 @@
 """Assemble the report: one self-contained `index.html` and its markdown twin `summary.md`.
 
-Both follow one order: the headline (each real model's calibration profile, published runs
-first, and the GAR vs Acc plane), the published runs' recorded vs recomputed rewards, the real
-models' variant shifts, the full triples table, the gold x emitted heatmaps,
-the reference policies' self-check, the classifier validation and (page only) the audit
-listing."""
+Both follow one order: the published runs' calibration leaderboard (where given), the headline
+(each real model's calibration profile, published runs first, and the GAR vs Acc plane), the
+published runs' recorded vs recomputed rewards, the real models' variant shifts, the full
+triples table, the gold x emitted heatmaps, the reference policies' self-check, the classifier
+validation and (page only) the audit listing."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import polars as pl
 from toolcalib.jsonio import atomic_write_bytes
 from toolcalib.metrics.published import disagreements, file_lines
 from toolcalib.metrics.rows import CELL_KEYS, KEYS
-from toolcalib.report import figures, page, summary
+from toolcalib.report import figures, page, paired_runs, summary
+from toolcalib.report import leaderboard as board
 from toolcalib.report.audit import case_lists, slugs
 from toolcalib.report.selfcheck import checks, policy_kinds
 
@@ -34,7 +35,8 @@ class ReportTables:
     (per class) and `validation_summary` (per profile and source: n, accuracy, macro-F1,
     kappa): the classifier validation stage's tables, shown as they are; `policies`: the
     reference policies' model names and kinds (None: models named `policy-<kind>`);
-    `published`: the published runs' table (`metrics.published`)."""
+    `published`: the published runs' table (`metrics.published`); `leaderboard`: the published
+    runs' calibration leaderboard (`metrics.leaderboard`), the first section where given."""
 
     triples: pl.DataFrame
     confusion: pl.DataFrame
@@ -44,6 +46,12 @@ class ReportTables:
     policies: dict[str, str] | None = None
     published: pl.DataFrame | None = None
     validation_summary: pl.DataFrame | None = None
+    leaderboard: pl.DataFrame | None = None
+    pairs: pl.DataFrame | None = None
+    pair_flips: pl.DataFrame | None = None
+    recorded: pl.DataFrame | None = None
+    """The published runs' own headlines per category (`metrics.published.RECORDED`), beside
+    each file's agreement line."""
 
     def validation_tables(self) -> list[pl.DataFrame]:
         """The classifier validation tables given, in the order shown: summary, per class."""
@@ -100,9 +108,12 @@ def render_html(tables: ReportTables) -> str:
     headline += _unplotted(shown, ["model", "variant"], SCORED, "no scored case, no profile")
     headline += _unplotted(shown, KEYS, SCORED, "n = 0, no point")
     sections = [("headline", f"Calibration at a glance ({variant})", headline)]
+    if tables.leaderboard is not None:  # the page opens on the published runs' leaderboard
+        sections.insert(0, ("leaderboard", board.TITLE,
+                            board.html(tables.leaderboard, triples, per_case, slug_of)))
     if published is not None and published.height:
         listed = disagreements(published)
-        body = "\n".join(page.note(text) for text in file_lines(published))
+        body = "\n".join(page.note(text) for text in file_lines(published, tables.recorded))
         if listed.height:
             body += ("\n<details><summary>disagreements and records not scored "
                      f"({listed.height})</summary>{page.frame_table(listed)}</details>")
@@ -129,6 +140,9 @@ def render_html(tables: ReportTables) -> str:
     elif shift is not None or triples["variant"].n_unique() > 1:
         sections.append(("shifts", "Variant shifts", page.note("no variant ran for a real model")))
 
+    if tables.pairs is not None and tables.pairs.height and tables.pair_flips is not None:
+        sections.append(("pairs", paired_runs.TITLE,
+                         paired_runs.html(tables.pairs, tables.pair_flips)))
     sections.append(("triples", "Triples (GAR, TER, Acc), every model",
                      page.triples_table(triples, slug_of)))
     heat = confusion.filter(is_real)
@@ -158,7 +172,9 @@ def render_summary(tables: ReportTables) -> str:
         triples, real=real, variant=headline_variant(triples), shift=shift,
         flat=unchanged(shift) if shift is not None else None,
         checks=checks(triples, kinds), kinds=kinds, validation=tables.validation_tables(),
-        title=TITLE, published=tables.published)
+        title=TITLE, published=tables.published, recorded=tables.recorded,
+        paired=paired_runs.markdown(tables.pairs),
+        leaderboard=board.markdown(tables.leaderboard) if tables.leaderboard is not None else [])
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.markdown import FOOTER, LABELS, denominator
+from toolcalib.metrics.markdown import FOOTER, LABELS, denominator, undecided
 from toolcalib.metrics.rows import (
     ACC_WITHOUT_GOLD,
     CELL_KEYS,
@@ -42,7 +42,7 @@ table{border-collapse:collapse;font-size:11px}
 table.triples{width:100%}
 th,td{border:1px solid #ddd;padding:2px 3px;vertical-align:top}
 th{background:#f3f3f3;position:sticky;top:0}
-table.triples th{cursor:pointer}
+table.triples th,table.board th{cursor:pointer}
 td.key{word-break:break-word;max-width:11em}td.gold{white-space:nowrap}
 .filters{margin:.3em 0;font-size:12px}.filters select{margin-right:1em;font-size:12px}
 td.num{text-align:right;white-space:nowrap}
@@ -76,7 +76,9 @@ s=t.parentElement.previousElementSibling;
 var v={};s.querySelectorAll('select').forEach(function(e){v[e.name]=e.value;});
 t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;
 for(var k in v){if(v[k]&&r.dataset[k]!==v[k]){ok=false;}}r.style.display=ok?'':'none';});}
-function sortBy(i){var t=document.querySelector('table.triples'),b=t.tBodies[0];
+function sortBy(i){sortRows(document.querySelector('table.triples'),i);}
+function sortCol(h){sortRows(h.closest('table'),h.cellIndex);}
+function sortRows(t,i){var b=t.tBodies[0];
 var d=t.dataset.col==String(i)&&t.dataset.dir!=='-'?'-':'+';t.dataset.col=i;t.dataset.dir=d;
 var rows=Array.prototype.slice.call(b.rows);rows.sort(function(x,y){
 var a=x.cells[i].dataset.v||x.cells[i].textContent,c=y.cells[i].dataset.v||y.cells[i].textContent;
@@ -84,8 +86,8 @@ var p=parseFloat(a),q=parseFloat(c),r=p===p&&q===q?p-q:(a<c?-1:a>c?1:0);
 return d==='+'?r:-r;});
 rows.forEach(function(r){b.appendChild(r);});}
 """
-"""Opens the <details> around a linked audit entry; filters and sorts the triples table
-(inline; nothing is fetched)."""
+"""Opens the <details> around a linked audit entry; filters and sorts the triples table, and
+sorts any table whose heading calls `sortCol` (the leaderboard) (inline; nothing is fetched)."""
 
 
 def _link(target: str, text: str) -> str:
@@ -97,6 +99,11 @@ def _percent(value: float) -> str:
 
 
 def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
+    unknown = undecided(row, rate)
+    note = f"<small>{unknown} unknown</small>" if unknown else ""
+    if row[rate] is None and unknown:  # every scored case undecided
+        return (f'<td class="num" data-v="-1" id="{cell_id(slug, rate)}">'
+                f"{_link(audit_id(slug, rate), '–')}{note}</td>")
     if row[rate] is None and row["n"] and not denominator(row, rate):  # not defined here
         return (f'<td class="num" data-v="-1" id="{cell_id(slug, rate)}">'
                 f"{_link(audit_id(slug, rate), '–')}<small>none</small></td>")
@@ -109,7 +116,7 @@ def _rate_cell(row: dict[str, Any], rate: str, slug: str) -> str:
         f'<td class="num" data-v="{row[rate]}" id="{cell_id(slug, rate)}">'
         f'{_link(own, _percent(row[rate]) + "%")}'
         f"<small>{row[f'{rate}_k']}/{denominator(row, rate)}</small><small>{interval}</small>"
-        "</td>"
+        f"{note}</td>"
     )
 
 

@@ -3,6 +3,7 @@ page's only)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -68,11 +69,11 @@ def _self_check(checks: list[Check], kinds: dict[str, str]) -> list[str]:
     return out
 
 
-def _published(published: pl.DataFrame | None) -> list[str]:
+def _published(published: pl.DataFrame | None, recorded: pl.DataFrame | None) -> list[str]:
     if published is None or published.height == 0:
         return []
     out = ["## Published runs: recorded vs recomputed reward", "",
-           *(f"- {text}" for text in file_lines(published)), ""]
+           *(f"- {text}" for text in file_lines(published, recorded)), ""]
     listed = disagreements(published)
     if listed.height:
         out += ["Disagreements and records not scored:", "", *_frame(listed), ""]
@@ -90,11 +91,15 @@ def _frame(frame: pl.DataFrame) -> list[str]:
 def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
              shift: pl.DataFrame | None, flat: pl.DataFrame | None, checks: list[Check],
              kinds: dict[str, str], validation: list[pl.DataFrame], title: str,
-             published: pl.DataFrame | None = None) -> str:
-    parts = [f"# {title}", "", f"## Calibration at a glance ({variant}, real models)", "",
-             *_headline(triples, real, variant), "", *_published(published),
+             published: pl.DataFrame | None = None, leaderboard: Sequence[str] = (),
+             paired: Sequence[str] = (), recorded: pl.DataFrame | None = None) -> str:
+    """`leaderboard`: the leaderboard section's lines (`report.leaderboard.markdown`), first;
+    `paired`: the paired runs' lines (`report.paired_runs.markdown`), after the shifts."""
+    parts = [f"# {title}", "", *leaderboard,
+             f"## Calibration at a glance ({variant}, real models)", "",
+             *_headline(triples, real, variant), "", *_published(published, recorded),
              "## Variant shifts (real models, paired on the same cases)", "",
-             *_shifts(shift, flat), "", "## Triples (GAR, TER, Acc), every model", "",
+             *_shifts(shift, flat), "", *paired, "## Triples (GAR, TER, Acc), every model", "",
              triples_markdown(triples).rstrip("\n"), "",
              "## Self-check: the reference policies", "", *_self_check(checks, kinds), ""]
     if validation:

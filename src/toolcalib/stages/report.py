@@ -9,8 +9,12 @@ import polars as pl
 
 from toolcalib.metrics.confusion import CONFUSION_SCHEMA
 from toolcalib.metrics.inputs import read_csv_table, read_parquet_table
+from toolcalib.metrics.leaderboard import FILE as LEADERBOARD_FILE
+from toolcalib.metrics.leaderboard import LEADERBOARD_SCHEMA
 from toolcalib.metrics.paired import SHIFT_SCHEMA
-from toolcalib.metrics.published import PUBLISHED_SCHEMA
+from toolcalib.metrics.pairs import FILES as PAIR_FILES
+from toolcalib.metrics.pairs import FLIPS, PAIRS
+from toolcalib.metrics.published import PUBLISHED_SCHEMA, RECORDED_FILE, RECORDED_SCHEMA
 from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import ReportTables, build_report
@@ -32,8 +36,17 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
                if validation_summary else None)
     table = metrics / "published.csv"
     published = read_csv_table(table, PUBLISHED_SCHEMA) if table.exists() else None
+    headlines = metrics / RECORDED_FILE
+    recorded = read_csv_table(headlines, RECORDED_SCHEMA) if headlines.exists() else None
+    board = metrics / LEADERBOARD_FILE  # the page opens on it where aggregation wrote one
+    leaderboard = read_csv_table(board, LEADERBOARD_SCHEMA) if board.exists() else None
+    pairs, pair_flips = (  # the config's model-vs-model pairs, where aggregation wrote them
+        (read_csv_table(metrics / name, spec.schema()) if (metrics / name).exists() else None)
+        for name, spec in zip(PAIR_FILES, (PAIRS, FLIPS), strict=True))
     tables = ReportTables(triples, confusion, per_case, shift=shift if shift.height else None,
                           validation=checks, validation_summary=overall, published=published,
+                          leaderboard=leaderboard, pairs=pairs, pair_flips=pair_flips,
+                          recorded=recorded,
                           policies=json.loads(policies) if policies is not None else None)
     path = build_report(tables, out_dir)
     log(f"report of {triples.height} triples -> {path}")

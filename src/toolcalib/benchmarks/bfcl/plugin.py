@@ -7,7 +7,9 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolcalib.benchmarks import Benchmark, CaseSettings, ImportedRun, LoopSettings
+import msgspec
+
+from toolcalib.benchmarks import Benchmark, CaseSettings, ImportedRun, LoopSettings, every_file
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.executor import Environment
 from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment, gold_trace, read_gold
@@ -19,8 +21,9 @@ from toolcalib.benchmarks.bfcl.normalize import (
     normalize_multi_turn,
     normalize_single_turn,
 )
+from toolcalib.benchmarks.bfcl.published import import_category, recorded_agreement
 from toolcalib.benchmarks.bfcl.release import MAX_STEPS_PER_TURN, BfclRelease
-from toolcalib.benchmarks.bfcl.replay import RecordedRun
+from toolcalib.benchmarks.bfcl.runfiles import layout, model_folders
 from toolcalib.jsonio import sha256_file
 from toolcalib.registry import unknown
 from toolcalib.variants import VARIANTS
@@ -29,6 +32,7 @@ from toolcalib.verdicts import Score
 if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
+    from toolcalib.benchmarks.bfcl.replay import RecordedRun
     from toolcalib.classify.base import Profile
     from toolcalib.generate import Loop
     from toolcalib.records import Case, Trajectory
@@ -64,6 +68,8 @@ class Bfcl:
                                    "multi_turn_miss_param": "multi_turn_base"}
     """Categories built from the base cases (same ids); most open with the base case's first
     turn (long_context 191 of 200, miss_param 114), so their first prompts repeat its."""
+    embeds_cases: bool = False
+    """A published run's cases are the release's (checked per record on import)."""
     case_settings: type[CaseSettings] = CaseSettings
     loop_settings: type[LoopSettings] = LoopSettings
     """No settings: the cases are the release's, the step cap BFCL's."""
@@ -94,7 +100,11 @@ class Bfcl:
     def score(self, source: str | Path, case: Case,
               trajectory: Trajectory,
               gold: GoldTrace | None) -> Score:
-        return score_case(case, trajectory, gold, _release(source))
+        score = score_case(case, trajectory, gold, _release(source))
+        if trajectory.published is None or "reward" not in trajectory.published.recorded:
+            return score
+        return msgspec.structs.replace(score, details={
+            **score.details, **recorded_agreement(trajectory.published.recorded, score)})
 
     def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path) -> Loop:
         """The scripted-turn loop with BFCL's step cap, BFCL's own members of the tool docs
@@ -110,12 +120,25 @@ class Bfcl:
         from toolcalib.generate import run_cases
         from toolcalib.variants import get_variant
 
-        recorded = RecordedRun(model, options)
-        trajectories = list(run_cases(cases, recorded, get_variant("baseline"),
-                                      lambda case: self.environment(source, case),
-                                      loop=self.loop(LoopSettings(), None, source)))
-        return ImportedRun(list(cases), trajectories, recorded.identity(),
-                           notes=recorded.notes())
+        def replay(selected: list[Case], backend: RecordedRun) -> list[Trajectory]:
+            return list(run_cases(selected, backend, get_variant("baseline"),
+                                  lambda case: self.environment(source, case),
+                                  loop=self.loop(LoopSettings(), None, source)))
+
+        return import_category(source, options, model, category, cases, replay)
+
+    def published_models(self, options: ReplayOptions) -> list[str]:
+        """Every model folder of a BFCL results folder (`model: '*'`)."""
+        return model_folders(options.path)
+
+    def published_files(self, options: ReplayOptions) -> list[str]:
+        """The model's result and score folders' files (every file under `path` without
+        `model`)."""
+        if options.model is None:
+            return every_file(options.path)
+        folders = layout(options.path, options.model, options.score_path)
+        return sorted(name for folder in (folders.result, folders.score) if folder is not None
+                      for name in every_file(folder) if Path(name).exists())
 
     def units(self, case: Case, trajectory: Trajectory, score: Score,
               profile: Profile) -> list[dict[str, object]]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from toolcalib.backends.base import Backend, Policy, recorded_identity
-from toolcalib.benchmarks import Benchmark, ImportedRun
+from toolcalib.benchmarks import Benchmark, ImportedRun, every_file
 from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
 from toolcalib.benchmarks.tau2.gold import DEFAULT_CASES, Tau2Cases, Tau2Gold
 from toolcalib.benchmarks.tau2.loop import Tau2Loop, conversation
@@ -100,6 +100,7 @@ class Tau2:
     `refuse`). It runs no probe, so `sri`, `sri-gate` (halt seam) and `cri-retry` (call seam)
     would run as baseline: refused."""
     opens_as: Mapping[str, str] = {}
+    embeds_cases: bool = True
     case_settings: type[Tau2Cases] = Tau2Cases
     loop_settings: type[Tau2Loop] = Tau2Loop
     policies: Mapping[str, Policy] = POLICIES
@@ -193,6 +194,14 @@ class Tau2:
         """The published structural reading of each of the case's gold classes
         (`structural`)."""
         return structural_hits(case, trajectory, score)
+
+    def published_models(self, options: ReplayOptions) -> list[str]:
+        raise InputError(f"{options.path}: a τ² results file holds one agent; option 'model' "
+                         "is BFCL's (name one entry per τ² run)")
+
+    def published_files(self, options: ReplayOptions) -> list[str]:
+        """`path` itself, or every file under it."""
+        return every_file(options.path)
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str,
                    category: str, cases: list[Case], settings: Tau2Cases) -> ImportedRun:

@@ -95,6 +95,7 @@ def _unit(case: Any, trajectory: Trajectory, score: Any, turn: int, number: int,
         "outcome": trajectory.outcome, "error_type": score.error_type,
         "bound": bound_of(scored, passed, confirmed),
         "probes_fired": 0, "unclosed_reasoning_turns": 0, "ambiguous_turns": 0,
+        "unknown_turns": 0,
         "structural_hit": confirmed if scored else None,
         **recorded_of({"details": score.details}),
     })

@@ -23,7 +23,13 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.inputs import read_csv_table
-from toolcalib.metrics.published import PUBLISHED_SCHEMA, disagreements, file_lines
+from toolcalib.metrics.published import (
+    PUBLISHED_SCHEMA,
+    RECORDED_FILE,
+    RECORDED_SCHEMA,
+    disagreements,
+    file_lines,
+)
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.provenance.audit.artifacts import Hashes, provenance, run_context
 from toolcalib.provenance.audit.case import case_detail
@@ -39,6 +45,7 @@ from toolcalib.provenance.audit.render import render
 from toolcalib.provenance.lock import MANIFEST, ProvenanceError, read_lock, read_manifest, require
 
 PUBLISHED = "results/metrics/published.csv"
+RECORDED = f"results/metrics/{RECORDED_FILE}"
 
 
 @dataclass
@@ -53,6 +60,8 @@ class Run:
     hashes: Hashes
     published: pl.DataFrame | None = None
     """The published runs' table (`metrics.published`), where the run has one."""
+    recorded: pl.DataFrame | None = None
+    """The published runs' own headlines per category (`metrics.published.RECORDED`)."""
 
 
 def load_run(root: str | Path) -> Run:
@@ -72,6 +81,8 @@ def load_run(root: str | Path) -> Run:
         hashes=Hashes(root),
         published=(read_csv_table(root / PUBLISHED, PUBLISHED_SCHEMA)
                    if (root / PUBLISHED).is_file() else None),
+        recorded=(read_csv_table(root / RECORDED, RECORDED_SCHEMA)
+                  if (root / RECORDED).is_file() else None),
     )
 
 
@@ -105,7 +116,7 @@ def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, categ
                                     & (pl.col("category") == category))
         if mine.height:
             report["published"] = {
-                "agreement": file_lines(mine),
+                "agreement": file_lines(mine, run.recorded),
                 "listed": disagreements(mine).drop("model").to_dicts()}
     if case is not None:
         report["case"] = case_detail(run.root, cell, case, numbers)

@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.counts import COUNTED, SCORED
-from toolcalib.metrics.rows import DIGITS, RATES, STRUCTURAL
+from toolcalib.metrics.rows import DIGITS, OWN_DENOMINATOR, RATES, STRUCTURAL
 from toolcalib.metrics.wilson import wilson
 from toolcalib.provenance.lock import ProvenanceError
 
@@ -19,6 +19,10 @@ PLURAL = {"model": "models", "variant": "variants", "benchmark": "benchmarks",
           "category": "categories"}
 TRIPLES = "results/metrics/triples.csv"
 PER_CASE = "results/metrics/per_case.parquet"
+IN_DENOMINATOR = {**dict.fromkeys(OWN_DENOMINATOR, "decided: no output the record did not "
+                                                   "keep could hold the gold class"),
+                  STRUCTURAL: "the published structural reading"}
+"""What a case in the denominator of a rate of `OWN_DENOMINATOR` has."""
 
 
 def natural_key(text: str) -> tuple[tuple[Any, ...], str]:
@@ -101,25 +105,27 @@ def recompute(per_case: pl.DataFrame, cell: tuple[str, str, str, str], metric: s
 
     problems: list[str] = []
     if metric in RATES or metric == STRUCTURAL:
-        # the structural reading's denominator: the scored cases that have one (`_n`)
-        column = RATES.get(metric, "structural_hit")
-        among = SCORED if metric in RATES else SCORED & pl.col(column).is_not_null()
+        # a rate over its own denominator (`<rate>_n`, where the table has one): the scored
+        # cases where its column is not null (decided; with a structural reading)
+        own = metric in OWN_DENOMINATOR and f"{metric}_n" in row
+        column = RATES.get(metric) or OWN_DENOMINATOR[metric]
+        among = SCORED & pl.col(column).is_not_null() if own else SCORED
         numerator, denominator = ids(among & pl.col(column)), ids(among)
         k, n = len(numerator), len(denominator)
         value = round(k / n, DIGITS) if n else None
         low, high = (None if x is None else round(x, DIGITS) for x in wilson(k, n))
         table = {"value": row[metric], "k": row[f"{metric}_k"],
-                 "n": row["n" if metric in RATES else f"{metric}_n"],
+                 "n": row[f"{metric}_n" if own else "n"],
                  "lo": row[f"{metric}_lo"], "hi": row[f"{metric}_hi"]}
         mine = {"value": value, "k": k, "n": n, "lo": low, "hi": high}
         for name in ("k", "n", "value", "lo", "hi"):
             if not _same(mine[name], table[name]):
                 problems.append(f"{metric}: recomputed {name} {mine[name]} != table "
                                 f"{table[name]} at {key_text(cell)}")
-        definition = (f"{metric} = {metric}_k / n: share of scored cases whose per-case "
-                      f"`{column}` is true" if metric in RATES else
-                      f"{metric} = {metric}_k / {metric}_n: share of the scored cases with a "
-                      f"`{column}` (the published structural reading) where it is true")
+        definition = (f"{metric} = {metric}_k / {metric}_n: share of the scored cases with "
+                      f"a `{column}` ({IN_DENOMINATOR[metric]}) where it is true" if own else
+                      f"{metric} = {metric}_k / n: share of scored cases whose per-case "
+                      f"`{column}` is true")
         return {
             "name": metric, "kind": "rate", "per_case_column": column,
             "definition": definition, "table": table, "recomputed": mine,
