@@ -322,3 +322,17 @@ def test_a_run_without_case_verdicts_is_scored_in_the_published_table(bfcl_relea
     assert scored["status"].to_list() == ["scored", "scored"]
     assert scored["reward"].to_list() == [1.0, 0.0]
     assert scored["recorded_reward"].null_count() == 2
+
+
+def test_an_absent_category_is_named_in_the_report(tmp_path):
+    from toolcalib.metrics.published import absent_lines, read_recorded, recorded_table
+
+    path = tmp_path / "multi_turn_long_context.recorded.json"
+    path.write_text(json.dumps({
+        "model": "m", "benchmark": "bfcl", "category": "multi_turn_long_context", "file": None,
+        "accuracy": None, "correct_count": None, "total_count": None,
+        "source": "no result file for category 'multi_turn_long_context' under r/m: no cell"}))
+    assert absent_lines(recorded_table(read_recorded([path]))) == [
+        "m · bfcl · multi_turn_long_context: no result file for category "
+        "'multi_turn_long_context' under r/m: no cell"]
+    assert absent_lines(None) == []

@@ -98,6 +98,16 @@ def file_lines(table: pl.DataFrame, recorded: pl.DataFrame | None = None) -> lis
     return lines
 
 
+def absent_lines(recorded: pl.DataFrame | None) -> list[str]:
+    """One line per (model, benchmark, category) whose import found no file: no cell."""
+    if recorded is None:
+        return []
+    return [f"{r['model']} · {r['benchmark']} · {r['category']}: {r['source']}"
+            for r in recorded.filter(pl.col("file").is_null()
+                                     & pl.col("source").str.starts_with("no result file"))
+            .iter_rows(named=True)]
+
+
 def _headline(recorded: pl.DataFrame | None, model: str, benchmark: str, category: str,
               scored: pl.DataFrame, counts_only: bool) -> str:
     """`; <benchmark>'s own headline ...` for the line of a file, or '' without one."""

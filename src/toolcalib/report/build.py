@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from toolcalib.jsonio import atomic_write_bytes
-from toolcalib.metrics.published import disagreements, file_lines
+from toolcalib.metrics.published import absent_lines, disagreements, file_lines
 from toolcalib.metrics.rows import CELL_KEYS, KEYS
 from toolcalib.report import figures, page, paired_runs, summary
 from toolcalib.report import leaderboard as board
@@ -113,7 +113,8 @@ def render_html(tables: ReportTables) -> str:
                             board.html(tables.leaderboard, triples, per_case, slug_of)))
     if published is not None and published.height:
         listed = disagreements(published)
-        body = "\n".join(page.note(text) for text in file_lines(published, tables.recorded))
+        body = "\n".join(page.note(text) for text in [*file_lines(published, tables.recorded),
+                                                       *absent_lines(tables.recorded)])
         if listed.height:
             body += ("\n<details><summary>disagreements and records not scored "
                      f"({listed.height})</summary>{page.frame_table(listed)}</details>")

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from toolcalib.metrics.markdown import LABELS, line, rate_text, triples_markdown
-from toolcalib.metrics.published import disagreements, file_lines
+from toolcalib.metrics.published import absent_lines, disagreements, file_lines
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD, GOLD_WITHOUT_ACC, RATES
 from toolcalib.report.selfcheck import Check
 
@@ -73,7 +73,8 @@ def _published(published: pl.DataFrame | None, recorded: pl.DataFrame | None) ->
     if published is None or published.height == 0:
         return []
     out = ["## Published runs: recorded vs recomputed reward", "",
-           *(f"- {text}" for text in file_lines(published, recorded)), ""]
+           *(f"- {text}" for text in [*file_lines(published, recorded),
+                                      *absent_lines(recorded)]), ""]
     listed = disagreements(published)
     if listed.height:
         out += ["Disagreements and records not scored:", "", *_frame(listed), ""]
