@@ -386,8 +386,6 @@ def startup_floor(python: Path, work: Path, env: dict[str, str]
         "toolcalib import-run imports": [sys.executable, "-c", "import toolcalib.cli,"
                                          " toolcalib.stages.import_run,"
                                          " toolcalib.benchmarks.bfcl.plugin"],
-        "toolcalib gold imports": [sys.executable, "-c", "import toolcalib.cli,"
-                                   " toolcalib.stages.gold, toolcalib.benchmarks.bfcl.plugin"],
         "toolcalib evaluate imports": [sys.executable, "-c", "import toolcalib.cli,"
                                        " toolcalib.stages.evaluate,"
                                        " toolcalib.benchmarks.bfcl.plugin"],
