@@ -336,3 +336,20 @@ def test_an_absent_category_is_named_in_the_report(tmp_path):
         "m · bfcl · multi_turn_long_context: no result file for category "
         "'multi_turn_long_context' under r/m: no cell"]
     assert absent_lines(None) == []
+
+
+def test_only_contradicted_or_unscored_records_are_listed():
+    from toolcalib.metrics.published import PUBLISHED, PUBLISHED_SCHEMA, disagreements
+
+    def row(index, status, recorded, reward):
+        return PUBLISHED.row({
+            "model": "m", "benchmark": "bfcl", "category": "irrelevance", "file": "r.json",
+            "index": index, "record": f"irrelevance_{index}", "claimed_case": None,
+            "case_id": f"irrelevance_{index}", "status": status, "recorded_reward": recorded,
+            "reward": reward, "note": None, "differences": 0,
+            "agrees": None if recorded is None or reward is None else recorded == reward})
+
+    table = pl.DataFrame([row(0, "scored", None, 1.0), row(1, "scored", 1.0, 1.0),
+                          row(2, "scored", 1.0, 0.0), row(3, "excluded", 0.0, None)],
+                         schema=PUBLISHED_SCHEMA)
+    assert disagreements(table)["index"].to_list() == [2, 3]

@@ -128,9 +128,9 @@ def _headline(recorded: pl.DataFrame | None, model: str, benchmark: str, categor
 
 def disagreements(table: pl.DataFrame) -> pl.DataFrame:
     """The scored records whose recorded reward the scorer contradicts, and the excluded ones,
-    with their notes."""
-    return table.filter(((pl.col("status") == "scored") & ~pl.col("agrees").fill_null(False))
-                        | (pl.col("status") != "scored")).select(
+    with their notes (a record without a recorded verdict has nothing to disagree with)."""
+    contradicted = (pl.col("status") == "scored") & pl.col("agrees").eq(False).fill_null(False)
+    return table.filter(contradicted | (pl.col("status") != "scored")).select(
         "model", "file", "index", "case_id", "status", "recorded_reward", "reward", "note")
 
 
