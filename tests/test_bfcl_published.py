@@ -353,3 +353,10 @@ def test_only_contradicted_or_unscored_records_are_listed():
                           row(2, "scored", 1.0, 0.0), row(3, "excluded", 0.0, None)],
                          schema=PUBLISHED_SCHEMA)
     assert disagreements(table)["index"].to_list() == [2, 3]
+
+
+def test_an_inference_error_record_names_its_error(bfcl_release):
+    run = imported(bfcl_release, "multi_turn_miss_param", ids={"multi_turn_miss_param_10"})
+    (record,) = [r for r in run.records if r.case_id == "multi_turn_miss_param_10"]
+    assert record.excluded.startswith("BFCL recorded no outputs: Error during inference")
+    assert record.recorded["reward"] == 0.0  # BFCL counted it failed

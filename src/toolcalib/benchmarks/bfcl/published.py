@@ -171,6 +171,8 @@ def import_category(source: str | Path, options: ReplayOptions, name: str, categ
         in_cell = entry.case_id in questions and entry.case_id in selected
         if reason and in_cell:
             excluded[entry.case_id] = reason
+        if not reason and entry.error is not None:  # kept in its cell, never scored
+            reason = f"BFCL recorded no outputs: {entry.error.splitlines()[0][:300]}"
         records.append(Published(
             file=file, file_sha256=digest, index=entry.index, record=entry.case_id,
             claimed_case=entry.case_id, case_id=entry.case_id if in_cell else None,
