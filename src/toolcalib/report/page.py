@@ -127,13 +127,22 @@ def _count_cell(row: dict[str, Any], metric: str, slug: str) -> str:
     )
 
 
+UNKNOWN_COUNTS = ("n_gar_unknown", "unknown_turns")
+"""Counts of what a record did not keep: a column only where some cell has one (the GAR cell
+notes its own undecided cases)."""
+
+
+def _any_unknown(triples: pl.DataFrame, column: str) -> bool:
+    return column not in UNKNOWN_COUNTS or bool(triples[column].fill_null(0).sum())
+
+
 def triples_table(triples: pl.DataFrame, slug_of: dict[Key, str]) -> str:
     """Every triple with counts and 95% intervals; each number links to its audit entry."""
     shown = audited(triples.columns)
-    counts = [m for m in COUNT_LABELS if m in shown]
+    counts = [m for m in COUNT_LABELS if m in shown and _any_unknown(triples, m)]
     bounds = [m for m in BOUND_LABELS if m in shown]
     rates = [*RATE_LABELS, *(m for m in STRUCTURAL_LABELS if m in shown)]
-    turns = [m for m in TURN_LABELS if m in triples.columns]
+    turns = [m for m in TURN_LABELS if m in triples.columns and _any_unknown(triples, m)]
     header = [*KEYS, *(LABELS[m] for m in ["gold_action", *counts, *turns, *rates, *bounds])]
     head = "<thead><tr>" + "".join(
         f'<th onclick="sortBy({i})" title="sort">{escape(h)}</th>' for i, h in enumerate(header)
@@ -176,8 +185,9 @@ def audit_listing(
         entries = []
         for metric, (meaning, _) in audited(triples.columns).items():
             ids = lists[key][metric]
+            shown = metric if _any_unknown(triples, metric) else "gar"  # no column: GAR's note
             head = (f"{escape(LABELS[metric])}: {len(ids)} — {escape(meaning)} "
-                    f"({_link(cell_id(slug, metric), 'table')})")
+                    f"({_link(cell_id(slug, shown), 'table')})")
             if not ids:
                 entries.append(f'<p class="empty" id="{audit_id(slug, metric)}">{head}</p>')
                 continue
