@@ -43,7 +43,6 @@ from toolcalib.records import Emission, ToolCall
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-Format = Literal["prompt", "fc"]
 DivergenceKind = Literal["missing_step", "unconsumed_steps", "text_calls"]
 
 
