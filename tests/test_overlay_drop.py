@@ -4,7 +4,6 @@ checked through `check_config` as the Snakefile runs it and through a real `snak
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from tests.config_overlays import DEFAULT, ROOT, message, validate
+from tests.workflow_build import tiny_project
 
 SERVED = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
@@ -67,11 +67,7 @@ def test_a_pair_that_shared_only_the_dropped_benchmark_is_refused(tmp_path: Path
 
 
 def test_snakemake_dry_run_plans_no_job_of_the_dropped_benchmark(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("workflow", "config", "src", "tests/data"):
-        shutil.copytree(ROOT / name, root / name, ignore=ignore)
-    shutil.copy2(ROOT / "Snakefile", root / "Snakefile")
+    root = tiny_project(tmp_path / "project")
     tiny = yaml.safe_load((ROOT / "tests/data/tiny.yaml").read_text())
     assert tiny["benchmarks"]["tau2"] == {"categories": []}  # today's workaround
     overlay = tmp_path / "no-tau2.yaml"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.config_overlays import ROOT, message, validate
+from tests.config_overlays import message, validate
+from tests.workflow_build import tiny_project
 
 
 def served(name: str, **extra: Any) -> dict[str, Any]:
@@ -82,11 +82,7 @@ def test_a_category_a_model_runs_no_case_of_is_not_shared(tmp_path: Path) -> Non
 
 
 def test_pairs_reach_the_aggregate_command_in_a_dry_run(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("workflow", "config", "src", "tests/data"):
-        shutil.copytree(ROOT / name, root / name, ignore=ignore)
-    shutil.copy2(ROOT / "Snakefile", root / "Snakefile")
+    root = tiny_project(tmp_path / "project")
     pairs = [{"name": "policies", "base": "policy-oracle", "other": "policy-never_call"}]
     overlay = tmp_path / "pairs.yaml"
     overlay.write_text(yaml.safe_dump({"pairs": pairs}))

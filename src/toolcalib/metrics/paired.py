@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from toolcalib.metrics.rows import DIGITS, RATES
+from toolcalib.metrics.rows import DECIDABLE, DIGITS, RATES
 from toolcalib.metrics.spec import Column, TableSpec
 
 PAIR_KEYS = ["benchmark", "category", "case_id"]
@@ -33,9 +33,6 @@ SHIFT_METRICS = ("gar", "ter", "acc")
 METRICS: dict[str, str] = {rate: RATES[rate] for rate in (*SHIFT_METRICS, "gar_turn")}
 """Each comparable metric (a rate of `rows.RATES`) and the boolean per-case column it is the
 share of."""
-UNDECIDABLE = frozenset({"gar", "gar_turn"})
-"""Metrics whose per-case value may be null on a scored case (undecided: `n_undecided`); a
-null on a scored case of any other metric is an error."""
 
 FLIP_SEP = "|"
 
@@ -155,7 +152,7 @@ def paired(
     if "case_id" not in keys or not set(groups) <= set(keys):
         raise ValueError(f"paired: keys {keys} must hold case_id and the groups {groups}")
     column = _column(per_case, metric, keys)
-    undecidable = metric in UNDECIDABLE
+    undecidable = metric in DECIDABLE  # may be null (undecided): `n_undecided`; else an error
     joined = _side(per_case, a, column, "a", keys, undecidable).join(
         _side(per_case, b, column, "b", keys, undecidable), on=keys, how="full", coalesce=True
     )
