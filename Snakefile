@@ -46,10 +46,11 @@ onstart:
     drop_local_rate_limit(workflow)
 
 
-# The run summary (`toolcalib status`) when Snakemake ends: scored, excluded and failed cases.
+# The run summary (`toolcalib status`) when Snakemake ends: scored, excluded and failed cases,
+# the published runs' imports (records without a cell; each failed import with its reason).
 onsuccess:
-    print_summary(runs(), log)
+    print_summary(runs(), log, imports=import_jobs())
 
 
 onerror:
-    print_summary(runs(), log)
+    print_summary(runs(), log, imports=import_jobs())

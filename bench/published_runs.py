@@ -43,9 +43,9 @@ from toolcalib.jsonio import read_records  # noqa: E402
 from toolcalib.records import Case, Trajectory  # noqa: E402
 from toolcalib.stages import evaluate, gold, import_run, normalize  # noqa: E402
 
-RUNS = {"claude-sonnet-4-5": ("claude-sonnet-4-5", "none"),
-        "gpt-oss-120b": ("gpt-oss-120b", "none"),
-        "toolorchestra": ("toolorchestra", "evidence")}
+RUNS = {"claude-sonnet-4-5": ("claude-sonnet-4-5", "content"),
+        "gpt-oss-120b": ("gpt-oss-120b", "content"),
+        "toolorchestra": ("toolorchestra", "content")}
 """Model -> (folder under data/published/tau2, pairing), as config/config.yaml has them."""
 DOMAINS = {"claude-sonnet-4-5": ["airline"], "gpt-oss-120b": ["airline"],
            "toolorchestra": ["airline", "retail"]}

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.workflow_build import clone
+from tests.workflow_build import TINY, clone, sh
 from toolcalib.metrics.counts import COUNTED
 from toolcalib.metrics.rows import COUNTS, DIGITS, RATES, STRUCTURAL
 from toolcalib.metrics.wilson import wilson
@@ -288,6 +288,42 @@ def test_tampered_or_missing_artifacts_fail_the_audit(
     finally:
         moved.rename(gold)
     assert audit(run, *cell, "acc")["ok"]
+
+
+@pytest.mark.slow
+def test_an_overlay_run_audits_against_its_manifest_straight_after_snakemake(
+        tiny_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A run of another config than dvc.lock records (here the tiny build rerun with one more
+    overlay, `limit: 2`), audited right after `snakemake` with no DVC step: every number of
+    every cell is reproduced and every artifact the run's manifest hashes matches it; a
+    changed trajectory still fails, explained by the manifest's digests."""
+    run = clone(tiny_build, tmp_path / "overlay")
+    (run / "overlay.yaml").write_text("limit: 2\n")
+    sh("snakemake", "--cores", "2", "--configfile", TINY, "overlay.yaml", "--quiet", cwd=run)
+    loaded = load_run(run)
+    rows = cells(run)
+    assert len(rows) == 12 and {row["n"] for row in rows} == {2}
+    for row in rows:
+        for metric in ("gar", "acc", "n"):
+            report = audit(loaded, *(row[k] for k in KEYS), metric)
+            assert report["ok"], report["problems"]
+            statuses = {a["role"]: a["status"] for a in report["provenance"]["artifacts"]}
+            assert statuses == {"release": "ok", "cases": "ok", "gold": "unhashed",
+                                "trajectories": "ok", "actions": "unhashed",
+                                "scores": "unhashed", "run_per_case": "unhashed",
+                                "triples": "ok", "per_case": "ok", "manifest": "record"}
+    cell = ["policy-oracle", "sri", "bfcl", "multi_turn_base"]
+    assert main_audit([*cell, "acc", "--root", str(run)]) == 0
+    text = capsys.readouterr().out
+    assert ("dvc.lock records a run of another config (its manifest stage's config differs "
+            "in: limit)") in text and "audit: OK" in text
+    trajectories = run / "results/trajectories/policy-oracle/sri/bfcl/multi_turn_base.jsonl"
+    trajectories.write_bytes(trajectories.read_bytes().replace(b'"Done."', b'"Done!"', 1))
+    assert main_audit([*cell, "acc", "--root", str(run)]) == 1
+    out = capsys.readouterr().out
+    assert "does not match results/manifest.json" in out
+    assert re.search(r"emissions \(texts, calls, finish reasons, token counts\) differ in "
+                     r"case\(s\) multi_turn_base_\d", out), out
 
 
 def test_long_commands_are_shortened_saying_what_was_cut() -> None:

@@ -265,7 +265,8 @@ def test_agreement_line_sets_the_recorded_headline_beside_ours(tmp_path):
             "index": index, "record": f"irrelevance_{index}", "case_id": f"irrelevance_{index}",
             "claimed_case": f"irrelevance_{index}", "note": None,
             "status": "scored", "recorded_reward": recorded, "reward": reward,
-            "agrees": None if recorded is None else recorded == reward, "differences": 0})
+            "agrees": None if recorded is None else recorded == reward, "differences": 0,
+            "policy_difference": None})
 
     path = tmp_path / "irrelevance.recorded.json"
     path.write_text(json.dumps({"model": "p.m", "benchmark": "bfcl", "category": "irrelevance",
@@ -346,7 +347,7 @@ def test_only_contradicted_or_unscored_records_are_listed():
             "model": "m", "benchmark": "bfcl", "category": "irrelevance", "file": "r.json",
             "index": index, "record": f"irrelevance_{index}", "claimed_case": None,
             "case_id": f"irrelevance_{index}", "status": status, "recorded_reward": recorded,
-            "reward": reward, "note": None, "differences": 0,
+            "reward": reward, "note": None, "differences": 0, "policy_difference": None,
             "agrees": None if recorded is None or reward is None else recorded == reward})
 
     table = pl.DataFrame([row(0, "scored", None, 1.0), row(1, "scored", 1.0, 1.0),

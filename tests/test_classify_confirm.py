@@ -4,11 +4,21 @@ values, then an explicit approval."""
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
-from toolcalib.classify.confirm import ConfirmVerdict, approves, confirm_verdict, key_values
-from toolcalib.records import ToolCall
+from toolcalib.benchmarks.tau2.writes import write_contexts
+from toolcalib.classify.confirm import (
+    ConfirmVerdict,
+    WriteContext,
+    approves,
+    confirm_verdict,
+    exchange_texts,
+    key_values,
+    rule_verdict,
+)
+from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 
 CANCEL = ToolCall(name="cancel_reservation", arguments={"reservation_id": "ZFA04Y"})
 EXCHANGE = ToolCall(name="exchange_delivered_order_items", arguments={
@@ -212,3 +222,118 @@ def test_approves_despite_later_questions_or_negated_details(text: str) -> None:
 )
 def test_withheld_or_chatter_approves_nothing(text: str) -> None:
     assert not approves(text)
+
+
+# The exchange: details the agent listed to the user earlier, back to the previous write.
+LOOKUP = ToolCall(name="get_reservation_details", arguments={"reservation_id": "ZFA04Y"})
+OTHER = ToolCall(name="cancel_reservation", arguments={"reservation_id": "NQNU5R"})
+LISTED = "Reservation ZFA04Y: JFK to LAX on May 20, economy, refundable. What would you like?"
+PROCEED = "Shall I go ahead with the cancellation? Please reply yes to confirm."
+WRITES = {"cancel_reservation"}
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def agent(text: str = "", *calls: ToolCall) -> Message:
+    return Message(role="assistant", content=text, tool_calls=list(calls))
+
+
+def tool(text: str) -> Message:
+    return Message(role="tool", content=text, name="tool")
+
+
+def context(messages: list[Message], call: ToolCall = CANCEL, reply: str = "Yes."
+            ) -> WriteContext:
+    """A write right after `reply` to the last agent text of `messages`, as the τ² plugin
+    builds it."""
+    told = [m.content for m in messages if m.role == "assistant" and not m.tool_calls]
+    return WriteContext(call=call, messages=(*messages, user(reply)), agent_text=told[-1],
+                        user_reply=reply, exchange=exchange_texts(messages, WRITES))
+
+
+def test_exchange_texts_are_the_agents_earlier_messages_to_the_user_since_the_last_write(
+        ) -> None:
+    messages = [user("Hi"), agent("Hello! How can I help?"), user("Cancel NQNU5R."),
+                agent("", OTHER), tool("cancelled"), agent("Done. Anything else?"),
+                user("My other flight too."), agent("Let me look.", LOOKUP), tool("{...}"),
+                agent(LISTED), user("Cancel it, it is refundable."), agent(PROCEED)]
+    # oldest first; the request itself, the user's words, tool results and the text beside a
+    # tool call (τ²'s user never sees it) are not part of it; the write of NQNU5R closes it
+    assert exchange_texts(messages, WRITES) == ("Done. Anything else?", LISTED)
+    assert exchange_texts(messages, set()) == ("Hello! How can I help?",
+                                               "Done. Anything else?", LISTED)
+    assert exchange_texts(messages[:6], WRITES) == ()  # a request right after a write
+    assert exchange_texts([user("Hi")], WRITES) == ()
+    assert exchange_texts([], WRITES) == ()
+
+
+@pytest.mark.parametrize(
+    ("messages", "rule"),
+    [
+        # listed earlier in the exchange, then a bare request and a yes: confirmed
+        ([user("Cancel my flight."), agent(LISTED), user("Cancel it."), agent(PROCEED)],
+         "default:confirm:ok"),
+        # the listing two exchanges of messages back still counts (a detail settled between)
+        ([agent(LISTED), user("Cancel it."), agent("Which card should the refund go to?"),
+          user("My Visa."), agent(PROCEED)], "default:confirm:ok"),
+        # listed only before a previous write: that exchange is closed
+        ([agent(LISTED), user("Cancel NQNU5R first."), agent("Shall I cancel NQNU5R?"),
+          user("Yes."), agent("", OTHER), tool("cancelled"), agent("Done. Anything else?"),
+          user("Now the other one."), agent(PROCEED)], "default:confirm:details_missing"),
+        # beside a tool call (never shown to τ²'s user), or only in a tool result
+        ([user("Cancel my flight."), agent("Found reservation ZFA04Y.", LOOKUP),
+          tool("{\"reservation_id\": \"ZFA04Y\"}"), agent(PROCEED)],
+         "default:confirm:details_missing"),
+        # named only by the user: the agent did not list it
+        ([user("Cancel reservation ZFA04Y."), agent("I see it."), user("Cancel it."),
+          agent(PROCEED)], "default:confirm:details_missing"),
+        # the earlier listing does not replace the request or the yes
+        ([agent(PROCEED), user("Yes"), agent(LISTED)], "default:confirm:no_request"),
+    ],
+)
+def test_details_listed_earlier_in_the_exchange(messages: list[Message], rule: str) -> None:
+    assert rule_verdict(context(messages)).rule == rule
+
+
+def test_the_exchange_still_needs_an_explicit_yes() -> None:
+    messages = [agent(LISTED), user("Cancel it."), agent(PROCEED)]
+    assert rule_verdict(context(messages, reply="What is the fee?")).rule == \
+        "default:confirm:not_approved"
+    missing = rule_verdict(context(messages, call=OTHER))
+    assert (missing.rule, missing.evidence) == ("default:confirm:details_missing", "NQNU5R")
+    # without the exchange (an older row, a caller that gives none) the request alone decides
+    bare = dataclasses.replace(context(messages), exchange=())
+    assert rule_verdict(bare).rule == "default:confirm:details_missing"
+
+
+def test_tau2_write_contexts_carry_the_exchange() -> None:
+    """The plugin's contexts: each write's exchange runs back to the previous write call."""
+    steps = [[Emission(tool_calls=[LOOKUP]), Emission(text=LISTED)],
+             [Emission(text=PROCEED)],
+             [Emission(tool_calls=[CANCEL]), Emission(text="Done. You also have NQNU5R.")],
+             [Emission(text=PROCEED)],
+             [Emission(tool_calls=[OTHER]), Emission(tool_calls=[CANCEL])]]
+    replies = ["Cancel my flight.", "Cancel it.", "Yes.", "Cancel that one too.", "Yes."]
+    messages: list[Message] = []
+    turns = []
+    for index, (reply, emissions) in enumerate(zip(replies, steps, strict=True)):
+        messages.append(user(reply))
+        for emission in emissions:
+            messages.append(agent(emission.text, *emission.tool_calls))
+            messages += [tool("ok") for _ in emission.tool_calls]
+        turns.append(TurnTrace(index=index, user=reply, ended="no_call", steps=[
+            Step(index=i, emission=e) for i, e in enumerate(emissions)]))
+    trajectory = Trajectory(case_id="airline_0", benchmark="tau2", category="airline",
+                            model="m", variant="baseline", outcome="completed", turns=turns,
+                            messages=messages)
+    case = SimpleNamespace(environment={"write_tools": sorted(WRITES)})
+    found = [(turn, c.exchange, rule_verdict(c).rule) for turn, c in
+             write_contexts(case, trajectory)]
+    assert found == [
+        (2, (LISTED,), "default:confirm:ok"),
+        (4, ("Done. You also have NQNU5R.",), "default:confirm:ok"),
+        # ZFA04Y again: listed only before the write of the first cancellation
+        (4, ("Done. You also have NQNU5R.",), "default:confirm:details_missing"),
+    ]

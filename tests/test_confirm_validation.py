@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.confirm import verdicts
+from tests.confirm import handwritten, verdicts
 from toolcalib.classify import confirm_validation as cv
-from toolcalib.classify.confirm import ConfirmVerdict
+from toolcalib.classify.confirm import ConfirmVerdict, exchange_texts
 from toolcalib.classify.confirm_judge import load_confirm_rubric
 from toolcalib.classify.profiles import get_profile
 from toolcalib.jsonio import InputError
@@ -54,6 +54,40 @@ def test_bad_rows_name_their_line(tmp_path):
     path.write_text(json.dumps({**good, "confirmed": None}) + "\n")
     with pytest.raises(InputError, match="corpus.jsonl:1"):
         cv.load_confirm_corpus(path)
+
+
+def test_a_rows_exchange_reaches_the_rule():
+    good = row(1, True)
+    assert good.exchange == [] and good.context().exchange == ()
+    listed = cv.ConfirmRow(**{**good.model_dump(), "exchange": ["Reservation ZFA04Y: JFK-LAX."],
+                              "agent_text": "Shall I cancel it?", "user_reply": "Yes.",
+                              "call": {"name": "cancel_reservation",
+                                       "arguments": {"reservation_id": "ZFA04Y"}}})
+    assert listed.context().exchange == ("Reservation ZFA04Y: JFK-LAX.",)
+    assert cv.verdicts([listed], get_profile("default"))[0].rule == "default:confirm:ok"
+    bare = cv.ConfirmRow(**{**listed.model_dump(), "exchange": []})
+    assert cv.verdicts([bare], get_profile("default"))[0].rule == \
+        "default:confirm:details_missing"
+
+
+def test_each_rows_exchange_ends_with_what_its_own_messages_show():
+    """The stored exchange comes from the whole conversation; the row's last 10 messages show
+    its tail (all of it where they reach back to the previous write or the start)."""
+    for item in cv.load_confirm_corpus(CORPUS):
+        shown = list(exchange_texts(item.context().messages, handwritten.WRITES)) \
+            if item.agent_text else []
+        assert item.exchange[len(item.exchange) - len(shown):] == shown, item.id
+        if len(item.messages) < cv.WINDOW:
+            assert item.exchange == shown, item.id
+
+
+def test_the_handwritten_write_tools_are_the_releases(tau2_wheel):
+    from toolcalib.benchmarks import get_benchmark
+
+    tau2 = get_benchmark("tau2")
+    assert handwritten.WRITES == {
+        name for domain in ("airline", "retail") for case in tau2.load_cases(tau2_wheel, domain)
+        for name in case.environment.get("write_tools") or ()}
 
 
 def test_the_corpus_mixes_reference_real_and_handwritten_contexts():

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from toolcalib.backends.replay import ReplayOptions
@@ -22,7 +23,8 @@ from toolcalib.benchmarks.tau2.published import (
     read_run,
 )
 from toolcalib.jsonio import InputError, read_records
-from toolcalib.metrics.published import file_lines, published_table
+from toolcalib.metrics.per_case import CASE_SCHEMA
+from toolcalib.metrics.published import RECORD_SCHEMA, file_lines, published_table, record_rows
 from toolcalib.records import Case, Trajectory
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "published" / "tau2"
@@ -57,7 +59,7 @@ def by_case(imported: Any) -> dict[str, Trajectory]:
 
 def test_a_clean_run_imports_every_simulation_as_a_trial_unit(tmp_path, tau2_release):
     path = trimmed(tmp_path, CLAUDE, [0, 1])
-    imported = import_category(path, tau2_release, "claude", "airline", "none")
+    imported = import_category(path, tau2_release, "claude", "airline", "content")
     assert [c.id for c in imported.cases] == ["airline_3:trial0", "airline_13:trial0"]
     trajectory = by_case(imported)["airline_3:trial0"]
     assert trajectory.outcome == "completed" and trajectory.termination == "user_stop"
@@ -77,37 +79,63 @@ def test_two_trials_of_one_task_stay_apart(tmp_path, tau2_release):
         data["simulations"].append(again)
 
     path = trimmed(tmp_path, CLAUDE, [1], second_trial)
-    imported = import_category(path, tau2_release, "claude", "airline", "none")
+    imported = import_category(path, tau2_release, "claude", "airline", "content")
     assert [c.id for c in imported.cases] == ["airline_3:trial0", "airline_3:trial1"]
 
 
-def test_contradicted_task_ids_are_excluded_by_default_and_paired_on_request(
+def test_a_label_the_checks_contradict_is_paired_by_content_or_excluded_in_label_mode(
         tmp_path, tau2_release):
     path = trimmed(tmp_path, ORCH_AIRLINE, [0, 10, 11])
-    strict = import_category(path, tau2_release, "orch", "airline", "none")
+    paired = import_category(path, tau2_release, "orch", "airline", "content")
+    assert [c.id for c in paired.cases] == ["airline_1:trial0", "airline_10:trial0",
+                                            "airline_27:trial0"]
+    evidence = by_case(paired)["airline_27:trial0"].published.pairing
+    assert evidence == "task_id '0'; 2 action check(s) and 0 communicate check(s) match task '27'"
+    assert by_case(paired)["airline_27:trial0"].outcome == "completed"
+
+    strict = import_category(path, tau2_release, "orch", "airline", "label")
     excluded = by_case(strict)["airline_0:trial0"]
     assert excluded.outcome == "error" and excluded.error.startswith(EXCLUDED)
-    assert "task 27's actions" in excluded.error
-    # task 10 has no reference action and its record checks none: nothing contradicts it
+    assert "task_id '0', but 2 action check(s) and 0 communicate check(s) match task '27'" \
+        in excluded.error
+    # task 10 has no reference action and its record checks none: the content allows it
     assert by_case(strict)["airline_10:trial0"].outcome == "completed"
-    score = get_benchmark("tau2").score(str(tau2_release.wheel), strict.cases[0], excluded, {})
+    score = get_benchmark("tau2").score(str(tau2_release.wheel), strict.cases[0], excluded, None)
     assert not score.scored
 
-    paired = import_category(path, tau2_release, "orch", "airline", "evidence")
-    assert "airline_27:trial0" in by_case(paired)
-    evidence = by_case(paired)["airline_27:trial0"].published.pairing
-    assert "paired with task '27'" in evidence and "identifiers in the dialogue" in evidence
-    assert by_case(paired)["airline_27:trial0"].outcome == "completed"
+
+def test_a_record_without_action_checks_is_no_evidence_for_its_label(tmp_path, tau2_release):
+    """Simulation 12 is labelled 12 (a task with a write); its record checks no action, so its
+    task is one without reference actions, found by the user id in its dialogue."""
+    path = trimmed(tmp_path, ORCH_AIRLINE, [12])
+    paired = import_category(path, tau2_release, "orch", "airline", "content")
+    assert [c.id for c in paired.cases] == ["airline_0:trial0"]
+    evidence = paired.trajectories[0].published.pairing
+    assert "no action checks and 0 communicate check(s) match tasks '0', '10'" in evidence
+    assert evidence.endswith("identifiers in the dialogue: EHGLP3, emma_kim_9957")
+    strict = import_category(path, tau2_release, "orch", "airline", "label")
+    assert strict.trajectories[0].outcome == "error"
+
+
+def test_action_ids_break_a_tie_by_the_tasks_own_ids_not_their_number(tmp_path, tau2_release):
+    """Retail tasks 96 and 97 check the same actions; in the pinned release task 96's action
+    ids are `97_*`: the prefix names the wrong task, the task's own ids the right one."""
+    path = trimmed(tmp_path, ORCH_RETAIL, [11, 34])
+    paired = import_category(path, tau2_release, "orch", "retail", "content")
+    assert [c.id for c in paired.cases] == ["retail_96:trial0", "retail_97:trial0"]
+    checked = by_case(paired)["retail_96:trial0"].published
+    assert "match tasks '96', '97'; action ids name it" in checked.pairing
+    assert checked.index == 1  # simulation 34 of the file, whose checks name `97_0`, `97_1`
 
 
 def test_no_task_id_and_no_termination_are_named_not_assumed(tmp_path, tau2_release):
     path = trimmed(tmp_path, ORCH_RETAIL, [0, 1])
-    strict = import_category(path, tau2_release, "orch", "retail", "none")
+    strict = import_category(path, tau2_release, "orch", "retail", "label")
     assert strict.cases == [] and [r.case_id for r in strict.records] == [None, None]
-    assert all(r.excluded == "no task_id recorded" for r in strict.records)
+    assert all(r.excluded.startswith("no task_id recorded, but ") for r in strict.records)
     assert all("no cell" in note for note in strict.notes)
 
-    paired = import_category(path, tau2_release, "orch", "retail", "evidence")
+    paired = import_category(path, tau2_release, "orch", "retail", "content")
     assert len(paired.cases) == 2
     for trajectory in paired.trajectories:
         assert trajectory.published.termination.startswith("termination_reason missing")
@@ -120,7 +148,7 @@ def test_a_result_that_replays_differently_is_named_and_the_import_goes_on(
     data = _load(GPT_OSS)
     index = next(i for i, s in enumerate(data["simulations"]) if s["task_id"] == "8")
     path = trimmed(tmp_path, GPT_OSS, [index, 11])
-    imported = import_category(path, tau2_release, "gpt-oss", "airline", "none")
+    imported = import_category(path, tau2_release, "gpt-oss", "airline", "content")
     differences = by_case(imported)["airline_8:trial0"].published.differences
     assert differences and "differs only in a URL" in differences[0]
     assert any("result differs" in note for note in imported.notes)
@@ -136,7 +164,7 @@ def test_a_recorded_reward_the_scorer_contradicts_is_kept_with_its_cause(
         info["db_check"]["db_match"] = False
 
     path = trimmed(tmp_path, CLAUDE, [1], flip)
-    imported = import_category(path, tau2_release, "claude", "airline", "none")
+    imported = import_category(path, tau2_release, "claude", "airline", "content")
     case, trajectory = imported.cases[0], imported.trajectories[0]
     bench = get_benchmark("tau2")
     gold = bench.gold(str(tau2_release.wheel), case)
@@ -156,7 +184,7 @@ def test_agent_stop_with_calls_runs_none_of_them(tmp_path, tau2_release):
         data["simulations"][0]["termination_reason"] = "agent_stop"
 
     path = trimmed(tmp_path, CLAUDE, [1], stop)
-    trajectory = import_category(path, tau2_release, "c", "airline", "none").trajectories[0]
+    trajectory = import_category(path, tau2_release, "c", "airline", "content").trajectories[0]
     last = trajectory.turns[-1].steps[-1]
     assert last.emission.tool_calls and last.results == []
     assert trajectory.messages[-1].role == "assistant"
@@ -178,13 +206,31 @@ def test_a_file_of_another_shape_stops_with_one_line(tmp_path, content, expected
     assert "\n" not in str(error.value)
 
 
-def test_a_policy_other_than_the_pinned_releases_stops(tmp_path, tau2_release):
-    def other(data: dict[str, Any]) -> None:
-        data["info"]["environment_info"]["policy"] += "\nA revised rule."
+def test_an_edited_policy_stops_by_default_and_imports_with_its_passage_on_request(
+        tmp_path, tau2_release):
+    def reword(data: dict[str, Any]) -> None:
+        policy = data["info"]["environment_info"]["policy"]
+        assert "explicit user confirmation (yes)" in policy
+        data["info"]["environment_info"]["policy"] = policy.replace(
+            "explicit user confirmation (yes)", "a clear yes from the user", 1)
 
-    path = trimmed(tmp_path, CLAUDE, [0], other)
-    with pytest.raises(InputError, match="not the pinned release's airline policy"):
-        import_category(path, tau2_release, "c", "airline", "none")
+    path = trimmed(tmp_path, CLAUDE, [0, 1], reword)
+    with pytest.raises(InputError) as error:
+        import_category(path, tau2_release, "c", "airline", "content")
+    message = str(error.value)
+    assert "not the pinned release's airline policy" in message and "\n" not in message
+    assert message.endswith("to import it anyway set the model's option `policy: edited`")
+    assert "a clear yes from the user" in message and "explicit user confirmation" in message
+
+    imported = import_category(path, tau2_release, "c", "airline", "content", policy="edited")
+    assert imported.identity["policy"] == "edited" and len(imported.cases) == 2
+    difference = imported.records[0].policy_difference
+    assert difference.startswith("first difference at character ") and "(line " in difference
+    assert f"{path.name}: policy edited, {difference}" in imported.notes
+    rows = pl.DataFrame(record_rows("c", "tau2", "airline", imported.records),
+                        schema=RECORD_SCHEMA)
+    table = published_table([rows], pl.DataFrame(schema=CASE_SCHEMA))
+    assert file_lines(table)[0].endswith(f"; policy edited, {difference}")
 
 
 def test_the_stage_writes_nothing_for_a_bad_file(tmp_path, tau2_wheel):
@@ -243,7 +289,7 @@ def test_import_then_evaluate_gives_the_published_table_and_agreement_line(
 
 
 def test_replay_options_name_a_file_or_folder():
-    assert ReplayOptions(path="x.json").pairing == "none"
+    assert ReplayOptions(path="x.json").pairing == "content"
     with pytest.raises(ValueError):
         ReplayOptions(path="x", pairing="guess")
 
@@ -288,3 +334,33 @@ def test_gold_of_an_embedded_release_task_is_the_releases_row(tmp_path, tau2_whe
     keys = {c.id: bench.gold_key(str(tau2_wheel), c) for c in read_records(files["c"], Case)}
     known = {bench.gold_key(str(tau2_wheel), c) for c in read_records(files["release"], Case)}
     assert {case for case, key in keys.items() if key in known} == {"airline_3:trial0"}
+
+
+@pytest.mark.parametrize(("edit", "expected"), [
+    (lambda p: p + "\nA revised rule.", "the file has 'Do not offer compensation for any "
+     "other reason than the ones listed above.\\nA revised rule.', the release nothing more"),
+    (lambda p: p[:-9], "the file has nothing more, the release 'Do not offer"),
+])
+def test_a_policy_difference_at_the_end_names_what_one_side_lacks(tau2_release, edit,
+                                                                   expected):
+    from toolcalib.benchmarks.tau2.published import policy_difference
+
+    pinned = tau2_release.policy("airline")
+    assert expected in policy_difference(edit(pinned), pinned)
+    assert policy_difference(pinned, pinned) is None
+
+
+def test_every_shipped_simulation_is_paired_and_its_recorded_reward_reproduced():
+    """The default run's published table (rebuilt byte for byte by the repro tier): every
+    simulation of the four shipped τ² files has a cell, is scored, and its recomputed reward
+    equals the recorded one."""
+    from toolcalib.metrics.inputs import read_csv_table
+    from toolcalib.metrics.published import PUBLISHED_SCHEMA
+
+    table = read_csv_table(Path(__file__).resolve().parents[1] / "results" / "metrics"
+                           / "published.csv", PUBLISHED_SCHEMA)
+    tau2 = table.filter(pl.col("benchmark") == "tau2")
+    counts = dict(tau2.group_by("file").len().iter_rows())
+    assert sorted(counts.values()) == [50, 50, 50, 114] and tau2.height == 264
+    assert tau2["status"].unique().to_list() == ["scored"]
+    assert tau2["agrees"].all() and tau2.select("model", "case_id").n_unique() == 264

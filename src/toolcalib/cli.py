@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 from toolcalib.jsonio import InputError
+
+if TYPE_CHECKING:
+    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
+    from toolcalib.records import Case, Trajectory
 
 
 def _ids(text: str) -> list[str]:
@@ -118,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="out: every record read, with its provenance (JSON lines)")
     p.add_argument("--out-recorded", required=True,
                    help="out: the run's own headline for the category, as recorded (JSON)")
+    p.add_argument("--out-status", default=None,
+                   help="out: the import's status (JSON: records per file by fate, or why it "
+                        "failed); bad input is then recorded there, the other outputs written "
+                        "empty, exit 0 (the workflow's rule), instead of stopping (exit 2)")
 
     p = sub.add_parser("evaluate", help="classify and score every category of one run, then"
                        " its per-case table and triples")
@@ -164,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policies", default=None,
                    help="JSON: the reference policies' model names and kinds "
                         "(default: models named policy-<kind>)")
+    p.add_argument("--imports", nargs="*", default=(),
+                   help="the published runs' import statuses (import-run --out-status): the "
+                        "failed ones are listed first")
     p.add_argument("--out-dir", required=True)
 
     p = sub.add_parser("manifest", help="the run manifest: code, config, models, packages, hashes")
@@ -174,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("audit", add_help=False,
                    help="where a number of triples.csv comes from: recompute it, check "
-                        "artifacts against dvc.lock; --case ID shows one case")
+                        "artifacts against dvc.lock (an overlay run: its manifest); --case ID "
+                        "shows one case")
     sub.add_parser("reproduce", add_help=False,
                    help="build the committed HEAD from scratch in a clean clone and compare "
                         "every output hash with dvc.lock")
@@ -206,6 +219,17 @@ def _validation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-dir", required=True)
 
 
+def _write_verdicts(case: Case, trajectory: Trajectory
+                    ) -> list[tuple[WriteContext, ConfirmVerdict]]:
+    """Each write call's context with the confirm rule's verdict (what `toolcalib audit`
+    recomputes for a write unit)."""
+    from toolcalib.benchmarks import get_benchmark
+    from toolcalib.classify.confirm import rule_verdict
+
+    return [(context, rule_verdict(context))
+            for context in get_benchmark(case.benchmark).write_contexts(case, trajectory)]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dvc-sync"]:
@@ -215,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["audit"]:
         from toolcalib.provenance.audit.main import main_audit
 
-        return main_audit(argv[1:])
+        return main_audit(argv[1:], _write_verdicts)
     if argv[:1] == ["status"]:
         from toolcalib.provenance.status import main_status
 

@@ -220,8 +220,8 @@ class Published(Record, kw_only=True):
     claimed_case: str | None = None
     """The task id the record names, if any."""
     pairing: str | None = None
-    """How the record was placed where it does not say so itself: paired with another task
-    than it names (opt-in, with the evidence), or numbered as a trial."""
+    """How the record was placed (τ²: the evidence that pairs it with its task, and a trial
+    numbered where it was not recorded or already taken); None: as it says itself."""
     termination: str = "recorded"
     """How the termination was read (`recorded`, or from the dialogue, or missing)."""
     case_id: str | None = None
@@ -234,6 +234,9 @@ class Published(Record, kw_only=True):
     """What re-executing the record's calls gave (τ²: the database hashes after them)."""
     differences: list[str] = []
     """Re-executed tool results that differ from the recorded ones, each named."""
+    policy_difference: str | None = None
+    """τ²: the first passage where the file's policy differs from the pinned release's (a run
+    imported with `policy: edited`); None: the same policy."""
 
 
 class Trajectory(Record, kw_only=True):

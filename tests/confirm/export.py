@@ -35,14 +35,17 @@ def context_row(row_id: str, source: dict[str, Any], context: Any) -> dict[str, 
             "messages": [builtins(m, omit_defaults=True) for m in context.messages[-WINDOW:]],
             "call": builtins(context.call, omit_defaults=True),
             "agent_text": context.agent_text, "user_reply": context.user_reply,
-            "confirmed": None, "reason": None}
+            "exchange": list(context.exchange), "confirmed": None, "reason": None}
+
 
 def user_of(identity: dict[str, Any]) -> str:
     """Who played the user: `reference`, or `<backend>:<model>` of the backend that did."""
     return identity.get("user") or f"{identity.get('backend')}:{identity.get('model')}"
 
 
-def rows_of(wheel: str, source: str, folder: Path) -> list[dict[str, Any]]:
+def rows_of(wheel: str, source: str, folder: Path, sample: bool = True
+            ) -> list[dict[str, Any]]:
+    """Every write context of a source's trajectories (`sample`: a source in `SAMPLE` sampled)."""
     tau2 = get_benchmark("tau2")
     rows = []
     for domain in ("airline", "retail"):
@@ -62,7 +65,7 @@ def rows_of(wheel: str, source: str, folder: Path) -> list[dict[str, Any]]:
                      "user": user_of(trajectory.user_identity or {}),
                      "case_id": trajectory.case_id, "write": number, "turn": turn},
                     context))
-    if source in SAMPLE and len(rows) > SAMPLE[source]:
+    if sample and source in SAMPLE and len(rows) > SAMPLE[source]:
         rows = sorted(random.Random(SEED).sample(rows, SAMPLE[source]), key=lambda r: r["id"])
     return rows
 

@@ -3,7 +3,8 @@ requests with and without the action's id, replies that approve, hesitate, refus
 change the plan, batch approvals, approvals of another action, reports after the fact. Each is
 written as the messages before the write and the write call; the texts the rule reads are
 derived as the τ² plugin derives them (`agent_text`: the agent's last message without calls,
-the greeting aside; `user_reply`: the user's message after it). Unlabelled here: the labels
+the greeting aside; `user_reply`: the user's message after it; `exchange`: the agent's earlier
+texts back to the last write, `classify.confirm.exchange_texts`). Unlabelled here: the labels
 are written by reading (`tests/confirm/labels.jsonl`), like every other row's.
 
     python -m tests.confirm.handwritten OUT
@@ -16,6 +17,16 @@ import sys
 from typing import Any
 
 from toolcalib.benchmarks.tau2.loop import GREETING
+from toolcalib.classify.confirm import exchange_texts
+from toolcalib.records import Message, ToolCall
+
+WRITES = frozenset({
+    "book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",
+    "update_reservation_flights", "update_reservation_passengers", "cancel_pending_order",
+    "exchange_delivered_order_items", "modify_pending_order_address",
+    "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
+    "return_delivered_order_items"})
+"""τ²'s write tools, airline and retail (the release's `write_tools`; a test checks)."""
 
 
 def u(text: str) -> dict[str, Any]:
@@ -309,13 +320,24 @@ def texts(messages: list[dict[str, Any]]) -> tuple[str | None, str | None]:
     return messages[agent_at]["content"], replies[-1] if replies else None
 
 
+def exchange(messages: list[dict[str, Any]], agent_text: str | None) -> list[str]:
+    """`exchange` as `writes.write_contexts` derives it (none without a request)."""
+    if agent_text is None:
+        return []
+    spoken = [Message(role=m["role"], content=m.get("content", ""), name=m.get("name"),
+                      tool_calls=[ToolCall(**c) for c in m.get("tool_calls", [])])
+              for m in messages]
+    return list(exchange_texts(spoken, WRITES))
+
+
 def rows() -> list[dict[str, Any]]:
     out = []
     for name, messages, write in CONTEXTS:
         agent_text, user_reply = texts(messages)
         out.append({"id": f"handwritten/{name}", "source": {"kind": "handwritten"},
                     "messages": messages[-10:], "call": write, "agent_text": agent_text,
-                    "user_reply": user_reply, "confirmed": None, "reason": None})
+                    "user_reply": user_reply, "exchange": exchange(messages, agent_text),
+                    "confirmed": None, "reason": None})
     return out
 
 

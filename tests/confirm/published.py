@@ -46,7 +46,7 @@ def rows_of(release: Tau2Release, path: Path) -> list[dict[str, Any]]:
     model = path.parent.name
     run = read_run(path)
     cases, trajectories, _ = import_run(run, release, model, {"backend": "replay"},
-                                        "evidence", name)
+                                        "content", name)
     by_id = {case.id: case for case in cases}
     rows = []
     for trajectory in trajectories:

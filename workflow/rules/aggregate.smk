@@ -25,16 +25,19 @@ rule aggregate:
 
 
 rule report:
-    """One self-contained HTML page, the published runs' calibration leaderboard first, then
-    the headline (each real model's calibration profile and GAR vs Acc), shifts, triples,
-    heatmaps, the reference policies' self-check, audit anchors."""
+    """One self-contained HTML page: the published-run imports that failed (if any), the
+    published runs' calibration leaderboard, then the headline (each real model's calibration
+    profile and GAR vs Acc), shifts, triples, heatmaps, the reference policies' self-check,
+    audit anchors."""
     input:
         metrics=METRICS,
         validation=VALIDATION,
+        imports=published_imports(),
         code=code("report", *(module_file(PLUGINS.module(name)) for name in PLUGINS)),
     output:
         REPORT,
     params:
+        imports=imports_option,
         policies=json.dumps({m["name"]: m["options"]["policy"] for m in config["models"]
                              if m["backend"] == "policy"}, sort_keys=True, separators=(",", ":")),
     log:
@@ -46,7 +49,7 @@ rule report:
     shell:
         "toolcalib report --metrics-dir results/metrics --validation {input.validation[0]:q}"
         " --validation-summary {input.validation[1]:q} --policies {params.policies:q}"
-        " --out-dir results/report 2> {log:q}"
+        "{params.imports} --out-dir results/report 2> {log:q}"
 
 
 rule manifest:

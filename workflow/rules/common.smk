@@ -220,6 +220,24 @@ def published_records():
             for c in BENCHMARKS[b]["categories"]]
 
 
+def import_jobs():
+    """Every (model, benchmark, category) a published run is imported for."""
+    return [(m, b, c) for m in REPLAYED for b in sorted(BENCHMARKS)
+            if "baseline" in benchmark_variants(m, b) for c in BENCHMARKS[b]["categories"]]
+
+
+def published_imports():
+    """The status of every published run's import (`<category>.import.json`: its records by
+    fate, or the one-line reason it failed), for the report (the status footer reads them)."""
+    return [f"results/published/{m}/{b}/{c}.import.json" for m, b, c in import_jobs()]
+
+
+def imports_option(wildcards=None):
+    """` --imports FILES` for the report stage, or '' without a published run."""
+    files = published_imports()
+    return f" --imports {' '.join(map(shlex.quote, files))}" if files else ""
+
+
 def published_option(wildcards=None):
     """` --published FILES` for the aggregate stage, or '' without a published run."""
     files = published_records()

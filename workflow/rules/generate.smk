@@ -32,7 +32,9 @@ rule generate:
 
 rule import_run:
     """A published run (backend `replay`) read by its benchmark's plugin: one category's cases
-    and trajectories (`baseline` only: what the recorded model saw)."""
+    and trajectories (`baseline` only: what the recorded model saw). Bad input in its files
+    fails this import alone: the reason goes to the terminal and into `status`, the other
+    outputs are empty (no cell), and every other job goes on (`stages/import_run.py`)."""
     input:
         files=published_files,
         cases="results/cases/{benchmark}/{category}.jsonl",
@@ -43,6 +45,7 @@ rule import_run:
         cases="results/published/{model}/{benchmark}/{category}.cases.jsonl",
         records="results/published/{model}/{benchmark}/{category}.records.jsonl",
         recorded="results/published/{model}/{benchmark}/{category}.recorded.json",
+        status="results/published/{model}/{benchmark}/{category}.import.json",
     wildcard_constraints:
         model=REPLAYED_MODEL,
     params:
@@ -61,4 +64,4 @@ rule import_run:
         " --category {wildcards.category} --source {input.release:q} --cases {input.cases:q}"
         " --limit {params.limit}{params.ids}{params.options} --out {output.trajectories:q}"
         " --out-cases {output.cases:q} --out-records {output.records:q}"
-        " --out-recorded {output.recorded:q} 2> {log:q}"
+        " --out-recorded {output.recorded:q} --out-status {output.status:q} 2> {log:q}"

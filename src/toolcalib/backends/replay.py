@@ -28,9 +28,15 @@ class ReplayOptions(StrictModel):
     score_path: str | None = None
     """BFCL: the folder holding the model folders of BFCL's score files (default: `score/`
     beside the result folder)."""
-    pairing: Literal["none", "evidence"] = "none"
-    """τ²: a record whose task id is missing or contradicted by its own checks is excluded
-    (`none`), or paired with a task by the evidence in it (`evidence`, recorded per record)."""
+    pairing: Literal["content", "label"] = "content"
+    """τ²: each simulation's task: the one its recorded checks match (`content`, ties broken
+    by action ids, dialogue identifiers, then the label), or its label where the checks allow
+    it (`label`; otherwise excluded); the evidence is recorded per simulation
+    (`benchmarks.tau2.pairing`)."""
+    policy: Literal["pinned", "edited"] = "pinned"
+    """τ²: a file whose policy text differs from the pinned release's stops the import
+    (`pinned`), or is imported with its first differing passage shown (`edited`: τ²'s reward
+    does not read the policy; the agent did)."""
 
 
 def make(spec: ModelSpec) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
+    from toolcalib.classify.confirm import WriteContext
     from toolcalib.config import ReleaseConfig
     from toolcalib.generate import Loop
     from toolcalib.records import Case, Published, Trajectory
@@ -137,6 +138,10 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
               profile: Profile) -> list[dict[str, object]]:
         """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`, its
         verdict `profile`'s: `Profile.confirm_verdicts`)."""
+
+    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
+        """What the agent and user said before each write call, in order (τ²; none where no
+        call needs the user's approval): what a confirm verdict reads."""
 
     def structural(self, case: Case, trajectory: Trajectory,
                    score: Score) -> dict[str, bool | None]:

@@ -6,8 +6,10 @@ A corpus is JSONL, one row per write call: `id`; `source` (`kind`: `reference`, 
 case, write number and turn; a `published` row names its results `file` and `model`, the
 published run's); `messages`, the conversation before the message holding the write (at most
 the last 10, as the judge sees them: `records.Message` fields); `call` (`records.ToolCall`);
-`agent_text` and `user_reply`, what the rule verdict reads (`classify.confirm.WriteContext`);
-the hand label `confirmed` and its one-line `reason`.
+`agent_text`, `user_reply` and `exchange` (the agent's earlier texts of the same exchange, taken
+from the whole conversation: `classify.confirm.exchange_texts`; absent: none), what the rule
+verdict reads (`classify.confirm.WriteContext`); the hand label `confirmed` and its one-line
+`reason`.
 
 Metrics per profile (its `Profile.confirm_verdicts`; every rule profile gives the rule's verdict,
 so `default` stands for them): n, accuracy (share of rows whose verdict is the label),
@@ -57,6 +59,7 @@ class ConfirmRow(StrictModel):
     call: dict[str, Any]
     agent_text: str | None
     user_reply: str | None
+    exchange: list[str] = []
     confirmed: bool
     reason: str = Field(min_length=1)
 
@@ -66,7 +69,8 @@ class ConfirmRow(StrictModel):
                                  tool_calls=[ToolCall(**c) for c in m.get("tool_calls", [])],
                                  name=m.get("name")) for m in self.messages)
         return WriteContext(call=ToolCall(**self.call), messages=messages,
-                            agent_text=self.agent_text, user_reply=self.user_reply)
+                            agent_text=self.agent_text, user_reply=self.user_reply,
+                            exchange=tuple(self.exchange))
 
 
 def load_confirm_corpus(path: str | Path) -> list[ConfirmRow]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import polars as pl
@@ -22,16 +22,19 @@ PUBLISHED = TableSpec("published", 1, (
     Column("index", "int"), Column("record"), Column("claimed_case"), Column("case_id"),
     Column("status"), Column("recorded_reward", "float"), Column("reward", "float"),
     Column("agrees", "bool"), Column("note"), Column("differences", "int"),
+    Column("policy_difference"),
 ))
 """The published-runs table (`published.csv`), one row per record, in file order. `status`:
 `scored`, `excluded` (its case counted in `n_excluded`) or `no cell` (no task to score it on);
 `reward`: the recomputed verdict (1 passed, 0 failed); `note`: why it is excluded, how it was
-paired, or why the recorded reward differs."""
+paired, or why the recorded reward differs; `policy_difference`: where the file's policy
+first differs from the pinned release's (τ², imported with `policy: edited`), else empty."""
 PUBLISHED_SCHEMA: dict[str, pl.DataType] = PUBLISHED.schema()
 RECORDS = TableSpec("records", 1, tuple(
     PUBLISHED.column(name) if name in PUBLISHED.names else Column(name)
     for name in ["model", "benchmark", "category", "file", "index", "record", "claimed_case",
-                 "case_id", "pairing", "excluded", "recorded_reward", "differences"]))
+                 "case_id", "pairing", "excluded", "recorded_reward", "differences",
+                 "policy_difference"]))
 """An import's records table (`<category>.records.jsonl`, `record_rows`): its columns typed as
 `PUBLISHED`'s, `pairing` and `excluded` text."""
 RECORD_COLUMNS = RECORDS.names
@@ -45,7 +48,8 @@ def record_rows(model: str, benchmark: str, category: str,
         "model": model, "benchmark": benchmark, "category": category, "file": r.file,
         "index": r.index, "record": r.record, "claimed_case": r.claimed_case,
         "case_id": r.case_id, "pairing": r.pairing, "excluded": r.excluded,
-        "recorded_reward": r.recorded.get("reward"), "differences": len(r.differences)})
+        "recorded_reward": r.recorded.get("reward"), "differences": len(r.differences),
+        "policy_difference": r.policy_difference})
         for r in records]
 
 
@@ -93,8 +97,10 @@ def file_lines(table: pl.DataFrame, recorded: pl.DataFrame | None = None) -> lis
         else:
             line += (f"no per-case verdict recorded; recomputed {_mean(scored['reward'])} "
                      "(scored)")
+        edited = rows["policy_difference"].drop_nulls()
         lines.append(line + _headline(recorded, model, benchmark, rows["category"][0], scored,
-                                      counts_only=not recorded_all.len()))
+                                      counts_only=not recorded_all.len())
+                     + (f"; policy edited, {edited[0]}" if edited.len() else ""))
     return lines
 
 
@@ -196,3 +202,61 @@ def write_recorded(out_dir: str | Path, headlines: Sequence[Recorded]) -> Path:
     path = Path(out_dir) / RECORDED_FILE
     atomic_write_bytes(path, csv_bytes(recorded_table(headlines).to_dicts(), RECORDED.names))
     return path
+
+
+class ImportFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What became of one file's records in an import (`ImportStatus.files`)."""
+
+    file: str
+    """As the import's records name it (under the model's `path`)."""
+    records: int
+    scored: int
+    """Records in a cell with a model outcome."""
+    excluded: int
+    """Records in a cell, never scored (their cases counted in `n_excluded`)."""
+    without_cell: int
+    """Records with no case to score them on (τ²: no task; BFCL: not a case of the release)."""
+    not_selected: int
+    """Records of a release case the run does not select (`limit`, `cases`)."""
+
+
+class ImportStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One `<category>.import.json` of the `import-run` stage: whether the published run's
+    files of the category were imported, and what became of their records; or the one-line
+    reason (`InputError`) its files could not be imported. No timestamp, no absolute path: the
+    same files and code give the same bytes."""
+
+    model: str
+    benchmark: str
+    category: str
+    status: Literal["imported", "failed"]
+    reason: str | None
+    """`failed`: why (file, line, field); `imported` without a file: why nothing was read (no
+    file for the category); else null."""
+    files: list[ImportFile]
+    cases_without_record: int = 0
+    """Cases the run selects that no record answers (excluded; BFCL)."""
+
+
+def read_imports(paths: Iterable[str | Path]) -> list[ImportStatus]:
+    """Each file's `ImportStatus`; a file that is not one fails naming it."""
+    out = []
+    for path in paths:
+        try:
+            out.append(msgspec.json.decode(Path(path).read_bytes(), type=ImportStatus))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise InputError(f"{path}: not an import status: {exc}") from None
+    return out
+
+
+IMPORT_FAILURES: dict[str, pl.DataType] = {
+    "model": pl.String(), "benchmark": pl.String(), "category": pl.String(),
+    "reason": pl.String()}
+"""The report's "Imports that failed" table: one row per failed import."""
+
+
+def failed_imports(statuses: Iterable[ImportStatus]) -> pl.DataFrame:
+    """The imports that failed: model, benchmark, category and the one-line reason, sorted."""
+    rows = [{"model": s.model, "benchmark": s.benchmark, "category": s.category,
+             "reason": s.reason} for s in statuses if s.status == "failed"]
+    return pl.DataFrame(rows, schema=IMPORT_FAILURES).sort("model", "benchmark", "category")

@@ -13,6 +13,13 @@ only when it succeeds, and Snakemake keeps the log of a failed job):
   not run  neither file, for a job the workflow expects (given by the Snakefile's hook; the
            command alone lists only the jobs that left a file).
 
+A published run's import (rule `import_run`) leaves a status file,
+`published/<model>/<benchmark>/<category>.import.json`: imported (its records by fate: the
+records without a cell are counted here) or failed, with the one-line reason its files could not
+be read (that model has no cell of the category; every other job runs). Without a status file an
+import is `not run`, or `no output` where its log (`logs/import_run/...`) shows it crashed. The
+command exits 1 while an import has failed, as while a generate job has failed requests.
+
 A trajectory's outcome is read from its line without decoding the conversation: the records are
 written in field order (`case_id`, `benchmark`, `category`, `model`, `model_identity`,
 `variant`, `outcome`, ...), so the first `"outcome":"` of a line is the trajectory's (a string
@@ -35,6 +42,8 @@ from toolcalib.records import MODEL_OUTCOMES, OUTCOMES
 
 Job = tuple[str, str, str, str]
 """(model, variant, benchmark, category): one generate job."""
+Import = tuple[str, str, str]
+"""(model, benchmark, category): one published run's import."""
 FAILED = re.compile(r"toolcalib generate: error: (?P<failed>\d+) of (?P<total>\d+) cases of \S+ "
                     r"failed: .*?\(last error: (?P<error>.*)\)\. Every answer received")
 """The failed-requests message of `toolcalib.stages.generate` (its FAILED and
@@ -64,6 +73,59 @@ class JobState:
     @property
     def label(self) -> str:
         return "/".join(self.job)
+
+
+@dataclass
+class ImportState:
+    key: Import
+    status: Path
+    log: Path
+    state: str = "not run"
+    """`imported`, `failed`, `no output` (a log, no status: crashed) or `not run`."""
+    reason: str = ""
+    """Failed: why; no output: the log's last line; imported without a file: why."""
+    records: int = 0
+    without_cell: int = 0
+    files: int = 0
+
+    @property
+    def label(self) -> str:
+        return "/".join(self.key)
+
+    @property
+    def records_file(self) -> Path:
+        return self.status.with_name(self.status.name.replace(".import.json",
+                                                              ".records.jsonl"))
+
+
+def collect_imports(results: str | Path = "results", expected: Iterable[Import] | None = None,
+                    ) -> list[ImportState]:
+    """The state of every expected import (default: every one that left a status file)."""
+    results = Path(results)
+    folder, logs = results / "published", results / "logs" / "import_run"
+    if expected is not None:
+        keys = sorted(set(expected))
+    else:
+        keys = sorted({(p.parts[-3], p.parts[-2], p.name.removesuffix(".import.json"))
+                       for p in folder.glob("*/*/*.import.json")} if folder.is_dir() else set())
+    states = []
+    for key in keys:
+        model, benchmark, category = key
+        state = ImportState(key, folder / model / benchmark / f"{category}.import.json",
+                            logs / model / benchmark / f"{category}.log")
+        if state.status.is_file():
+            data = json.loads(state.status.read_bytes())
+            state.state, state.reason = data["status"], data.get("reason") or ""
+            files = data.get("files") or []
+            state.files = len(files)
+            state.records = sum(f["records"] for f in files)
+            state.without_cell = sum(f["without_cell"] for f in files)
+        elif state.log.is_file():
+            lines = [line for line in state.log.read_text(encoding="utf-8", errors="replace")
+                     .splitlines() if line.strip()]
+            state.state, state.reason = "no output", lines[-1] if lines else "(empty log)"
+        states.append(state)
+    return states
 
 
 def read_outcomes(path: Path) -> tuple[Counter[str], dict[str, str]]:
@@ -154,19 +216,28 @@ def _table(rows: list[list[str]]) -> list[str]:
             for row in rows]
 
 
-def _bounded(lines: list[str], more: str) -> list[str]:
-    if len(lines) <= SHOWN:
-        return lines
-    return [*lines[:SHOWN], f"  ... and {len(lines) - SHOWN} more {more}"]
+def _bounded(lines: list[str], more: str, head: str | None = None) -> list[str]:
+    """`lines` (after `head`, if any), at most `SHOWN` of them, then how many more."""
+    shown = lines if len(lines) <= SHOWN else \
+        [*lines[:SHOWN], f"  ... and {len(lines) - SHOWN} more {more}"]
+    return shown if head is None else [head, *shown]
 
 
 def render(states: list[JobState], results: str | Path = "results",
-           snakemake_log: str | Iterable[str] | None = None) -> str:
+           snakemake_log: str | Iterable[str] | None = None,
+           imports: list[ImportState] | None = None) -> str:
     """The summary: a table per model and benchmark, then the failed jobs and the cells with
-    excluded cases, each with the file to read."""
+    excluded cases, each with the file to read; then the published runs' imports (records
+    without a cell, each failed import with its reason), a last line where one failed."""
     results = Path(results)
-    if not states:
+    imports = imports or []
+    if not states and not imports:
         return f"[toolcalib] status: no generate job has left a file under {results}/"
+    failed_imports = {state.key for state in imports if state.state == "failed"}
+    for state in states:  # an import that failed left empty trajectories, not a done job
+        model, variant, benchmark, category = state.job
+        if variant == "baseline" and (model, benchmark, category) in failed_imports:
+            state.state = "import failed"
     groups: dict[tuple[str, str], list[JobState]] = {}
     for state in states:
         groups.setdefault((state.job[0], state.job[2]), []).append(state)
@@ -177,7 +248,8 @@ def render(states: list[JobState], results: str | Path = "results",
         excluded = ", ".join(f"{name} {outcomes[name]}" for name in OUTCOMES
                              if name not in MODEL_OUTCOMES and outcomes[name])
         failed = [s for s in group if s.state == "failed"]
-        waiting = Counter(s.state for s in group if s.state in ("no output", "not run"))
+        waiting = Counter(s.state for s in group
+                          if s.state in ("no output", "not run", "import failed"))
         rows.append([model, benchmark, f"{sum(s.state == 'done' for s in group)}/{len(group)}",
                      str(sum(outcomes.values())),
                      str(sum(outcomes[name] for name in MODEL_OUTCOMES)), excluded or "-",
@@ -187,12 +259,13 @@ def render(states: list[JobState], results: str | Path = "results",
              *_table(rows)]
     failed = [s for s in states if s.state == "failed"]
     if failed:
-        lines.append(f"failed generate jobs: {sum(s.failed for s in failed)} cases whose requests"
-                     f" failed, no output written; every answer received is in the response "
-                     f"store, so rerunning the same command asks only the failed requests:")
         lines += _bounded([f"  {s.label}: {s.failed} of {s.total} cases failed; last error: "
                            f"{_short(s.error)}\n    log: {s.log}" for s in failed],
-                          "(see the logs)")
+                          "(see the logs)",
+                          f"failed generate jobs: {sum(s.failed for s in failed)} cases whose "
+                          "requests failed, no output written; every answer received is in the "
+                          "response store, so rerunning the same command asks only the failed "
+                          "requests:")
     broken = [s for s in states if s.state == "no output"]
     if broken:
         lines.append("generate jobs without output and without a failed-requests message "
@@ -209,6 +282,7 @@ def render(states: list[JobState], results: str | Path = "results",
                 f"{name} {s.outcomes[name]} (first: {_short(s.first_error.get(name, ''))})"
                 for name in OUTCOMES if name not in MODEL_OUTCOMES and s.outcomes[name])
             + f"\n    trajectories: {s.trajectories}" for s in cells], "(results/metrics/)")
+    lines += _import_lines(imports)
     look = [f"per cell: {results}/metrics/triples.csv (n, n_excluded, n_error, "
             f"n_context_overflow)"]
     if (results / "report" / "index.html").is_file():
@@ -217,22 +291,62 @@ def render(states: list[JobState], results: str | Path = "results",
     if logs:
         look.append(f"Snakemake's log: {', '.join(map(_relative, logs))}")
     lines.append("; ".join(look))
+    if failed_imports:
+        lines.append(f"[toolcalib] {len(failed_imports)} published import(s) failed (listed "
+                     "above, and first in the report: \"Imports that failed\"); `toolcalib "
+                     "status` exits 1 until their files are fixed")
     return "\n".join(lines)
 
 
+def _import_lines(imports: list[ImportState]) -> list[str]:
+    """The imports' part of the summary: counts, records without a cell, failures."""
+    if not imports:
+        return []
+    states = Counter(state.state for state in imports)
+    empty = sum(state.state == "imported" and not state.files for state in imports)
+    head = (f"published imports: {states['imported']} of {len(imports)} imported"
+            + (f" ({empty} without a file for their category)" if empty else ""))
+    head += "".join(f", {states[name]} {name}" for name in ("failed", "no output", "not run")
+                    if states[name])
+    lines = [head]
+    cells = [s for s in imports if s.without_cell]
+    if cells:
+        lines += _bounded([f"  {s.label}: {s.without_cell} of {s.records} records\n"
+                           f"    records: {s.records_file}" for s in cells],
+                          "(results/metrics/published.csv)",
+                          "records without a cell (no task or case to score them on; each "
+                          f"with its reason in its records file): "
+                          f"{sum(s.without_cell for s in cells)}")
+    failed = [s for s in imports if s.state == "failed"]
+    if failed:
+        lines.append("failed imports (bad input in the published files: that model has no "
+                     "cell of the category, no other job waits on it; fix the file and rerun: "
+                     "only its jobs run again):")
+        lines += [f"  {s.label}: {s.reason}\n    status: {s.status}" for s in failed]
+    broken = [s for s in imports if s.state == "no output"]
+    if broken:
+        lines.append("imports without output (running, killed or crashed):")
+        lines += _bounded([f"  {s.label}: {_short(s.reason)}\n    log: {s.log}"
+                           for s in broken], "(see the logs)")
+    return lines
+
+
 def summary(results: str | Path = "results", expected: Iterable[Job] | None = None,
-            snakemake_log: str | Iterable[str] | None = None) -> str:
-    return render(collect(results, expected), results, snakemake_log)
+            snakemake_log: str | Iterable[str] | None = None,
+            imports: Iterable[Import] | None = None) -> str:
+    return render(collect(results, expected), results, snakemake_log,
+                  collect_imports(results, imports))
 
 
 def print_summary(expected: Iterable[Job] | None = None,
                   snakemake_log: str | Iterable[str] | None = None,
-                  results: str = "results") -> None:
+                  results: str = "results", imports: Iterable[Import] | None = None) -> None:
     """The summary on stderr, as Snakemake's own messages (the Snakefile's hooks call this with
-    the jobs the workflow expects and Snakemake's log files). Never raises: a summary that
-    fails says why in one line instead of changing how Snakemake ends."""
+    the jobs and published-run imports the workflow expects and Snakemake's log files). Never
+    raises: a summary that fails says why in one line instead of changing how Snakemake
+    ends."""
     try:
-        text = summary(results, expected, snakemake_log)
+        text = summary(results, expected, snakemake_log, imports)
     except Exception as exc:  # a hook must not turn a finished run into a crash
         text = f"[toolcalib] status: no summary ({type(exc).__name__}: {exc})"
     print(text, file=sys.stderr, flush=True)
@@ -245,5 +359,8 @@ def main_status(argv: list[str]) -> int:
     parser.add_argument("--results", default="results", help="the results folder (results)")
     args = parser.parse_args(argv)
     states = collect(args.results)  # exit status 1 while a generate job has failed requests
-    print(render(states, args.results))
-    return 1 if any(s.state == "failed" for s in states) else 0
+    imports = collect_imports(args.results)  # or while an import has failed
+    print(render(states, args.results, imports=imports))
+    failed = any(s.state == "failed" for s in states) or \
+        any(s.state == "failed" for s in imports)
+    return 1 if failed else 0

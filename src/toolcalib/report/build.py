@@ -1,6 +1,8 @@
 """Assemble the report: one self-contained `index.html` and its markdown twin `summary.md`.
 
-Both follow one order: the published runs' calibration leaderboard (where given), the headline
+Both follow one order: the published-run imports that failed (where any did: model, benchmark,
+category and the one-line reason; those models have no cell of the category, every other model's
+cells are built), the published runs' calibration leaderboard (where given), the headline
 (each real model's calibration profile, published runs first, and the GAR vs Acc plane), the
 published runs' recorded vs recomputed rewards, the real models' variant shifts, the full
 triples table, the gold x emitted heatmaps, the reference policies' self-check, the classifier
@@ -52,6 +54,9 @@ class ReportTables:
     recorded: pl.DataFrame | None = None
     """The published runs' own headlines per category (`metrics.published.RECORDED`), beside
     each file's agreement line."""
+    import_failures: pl.DataFrame | None = None
+    """The published-run imports that failed (`metrics.published.failed_imports`: model,
+    benchmark, category, reason), the page's first section where given."""
 
     def validation_tables(self) -> list[pl.DataFrame]:
         """The classifier validation tables given, in the order shown: summary, per class."""
@@ -111,6 +116,9 @@ def render_html(tables: ReportTables) -> str:
     if tables.leaderboard is not None:  # the page opens on the published runs' leaderboard
         sections.insert(0, ("leaderboard", board.TITLE,
                             board.html(tables.leaderboard, triples, per_case, slug_of)))
+    if tables.import_failures is not None:  # first: what the page cannot show
+        sections.insert(0, ("imports-failed", FAILED_TITLE,
+                            _failed_imports_html(tables.import_failures)))
     if published is not None and published.height:
         listed = disagreements(published)
         body = "\n".join(page.note(text) for text in [*file_lines(published, tables.recorded),
@@ -174,8 +182,27 @@ def render_summary(tables: ReportTables) -> str:
         flat=unchanged(shift) if shift is not None else None,
         checks=checks(triples, kinds), kinds=kinds, validation=tables.validation_tables(),
         title=TITLE, published=tables.published, recorded=tables.recorded,
-        paired=paired_runs.markdown(tables.pairs),
+        paired=paired_runs.markdown(tables.pairs), failed=_failed_imports_markdown(
+            tables.import_failures),
         leaderboard=board.markdown(tables.leaderboard) if tables.leaderboard is not None else [])
+
+
+FAILED_TITLE = "Imports that failed"
+FAILED_NOTE = ("the published files of these imports could not be read (the reason names the "
+               "file, line and field): each has no cell here, every other model's cells are "
+               "built; fix the file and rerun, and only its jobs run again")
+
+
+def _failed_imports_html(failures: pl.DataFrame) -> str:
+    return page.note(f"{failures.height} import(s) failed: {FAILED_NOTE}") \
+        + page.frame_table(failures)
+
+
+def _failed_imports_markdown(failures: pl.DataFrame | None) -> list[str]:
+    if failures is None:
+        return []
+    return [f"## {FAILED_TITLE}", "", f"{failures.height} import(s) failed: {FAILED_NOTE}.", "",
+            *(f"- {m} · {b} · {c}: {reason}" for m, b, c, reason in failures.iter_rows()), ""]
 
 
 def _unplotted(table: pl.DataFrame, keys: list[str], drawn: pl.Expr, what: str) -> str:

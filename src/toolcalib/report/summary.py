@@ -93,10 +93,12 @@ def markdown(triples: pl.DataFrame, *, real: list[str], variant: str | None,
              shift: pl.DataFrame | None, flat: pl.DataFrame | None, checks: list[Check],
              kinds: dict[str, str], validation: list[pl.DataFrame], title: str,
              published: pl.DataFrame | None = None, leaderboard: Sequence[str] = (),
-             paired: Sequence[str] = (), recorded: pl.DataFrame | None = None) -> str:
-    """`leaderboard`: the leaderboard section's lines (`report.leaderboard.markdown`), first;
-    `paired`: the paired runs' lines (`report.paired_runs.markdown`), after the shifts."""
-    parts = [f"# {title}", "", *leaderboard,
+             paired: Sequence[str] = (), recorded: pl.DataFrame | None = None,
+             failed: Sequence[str] = ()) -> str:
+    """`failed`: the failed imports' section lines, first; `leaderboard`: the leaderboard
+    section's lines (`report.leaderboard.markdown`), next; `paired`: the paired runs' lines
+    (`report.paired_runs.markdown`), after the shifts."""
+    parts = [f"# {title}", "", *failed, *leaderboard,
              f"## Calibration at a glance ({variant}, real models)", "",
              *_headline(triples, real, variant), "", *_published(published, recorded),
              "## Variant shifts (real models, paired on the same cases)", "",

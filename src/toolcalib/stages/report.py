@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +15,13 @@ from toolcalib.metrics.leaderboard import LEADERBOARD_SCHEMA
 from toolcalib.metrics.paired import SHIFT_SCHEMA
 from toolcalib.metrics.pairs import FILES as PAIR_FILES
 from toolcalib.metrics.pairs import FLIPS, PAIRS
-from toolcalib.metrics.published import PUBLISHED_SCHEMA, RECORDED_FILE, RECORDED_SCHEMA
+from toolcalib.metrics.published import (
+    PUBLISHED_SCHEMA,
+    RECORDED_FILE,
+    RECORDED_SCHEMA,
+    failed_imports,
+    read_imports,
+)
 from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import ReportTables, build_report
@@ -22,11 +29,15 @@ from toolcalib.stages import log
 
 
 def run(metrics_dir: str, out_dir: str, validation: str | None = None,
-        policies: str | None = None, validation_summary: str | None = None) -> None:
+        policies: str | None = None, validation_summary: str | None = None,
+        imports: Sequence[str] = ()) -> None:
     """Every table is read with its schema: one with no row (no scored case anywhere, no
     variant) or with a column of nulls only (no cell with n > 0) keeps its types. `policies`:
-    JSON object, reference policy model name -> policy kind (the self-check's invariants)."""
+    JSON object, reference policy model name -> policy kind (the self-check's invariants);
+    `imports`: the published runs' import statuses (`import-run --out-status`), the failed ones
+    listed first ("Imports that failed")."""
     metrics = Path(metrics_dir)
+    failures = failed_imports(read_imports(imports))
     triples = read_csv_table(metrics / "triples.csv", TRIPLE_SCHEMA)
     confusion = read_csv_table(metrics / "confusion.csv", CONFUSION_SCHEMA)
     per_case = read_parquet_table(metrics / "per_case.parquet", CASES)
@@ -47,6 +58,8 @@ def run(metrics_dir: str, out_dir: str, validation: str | None = None,
                           validation=checks, validation_summary=overall, published=published,
                           leaderboard=leaderboard, pairs=pairs, pair_flips=pair_flips,
                           recorded=recorded,
+                          import_failures=failures if failures.height else None,
                           policies=json.loads(policies) if policies is not None else None)
     path = build_report(tables, out_dir)
-    log(f"report of {triples.height} triples -> {path}")
+    log(f"report of {triples.height} triples ({failures.height} failed imports listed) -> "
+        f"{path}")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.benchmarks.bfcl.replay import RecordedRun
     from toolcalib.classify.base import Profile
+    from toolcalib.classify.confirm import WriteContext
     from toolcalib.generate import Loop
     from toolcalib.records import Case, Trajectory
 
@@ -142,6 +143,9 @@ class Bfcl:
 
     def units(self, case: Case, trajectory: Trajectory, score: Score,
               profile: Profile) -> list[dict[str, object]]:
+        return []
+
+    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
         return []
 
     def structural(self, case: Case, trajectory: Trajectory,

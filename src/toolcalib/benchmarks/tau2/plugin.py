@@ -28,7 +28,7 @@ from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
 from toolcalib.benchmarks.tau2.user import LlmUser, ReferenceUser, User
-from toolcalib.benchmarks.tau2.writes import write_units
+from toolcalib.benchmarks.tau2.writes import write_contexts, write_units
 from toolcalib.generate import Loop
 from toolcalib.jsonio import InputError, RecordIndex, dumps, sha256_bytes
 from toolcalib.records import MODEL_OUTCOMES, Case, Message, ToolCall, Trajectory
@@ -37,6 +37,7 @@ from toolcalib.verdicts import Score
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile
+    from toolcalib.classify.confirm import WriteContext
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (
@@ -189,6 +190,9 @@ class Tau2:
         verdict)."""
         return write_units(case, trajectory, score, profile)
 
+    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
+        return [context for _, context in write_contexts(case, trajectory)]
+
     def structural(self, case: Case, trajectory: Trajectory,
                    score: Score) -> dict[str, bool | None]:
         """The published structural reading of each of the case's gold classes
@@ -208,7 +212,7 @@ class Tau2:
         """A published τ² run (τ²'s results files under `options.path`, `published`): the
         cases come from the tasks embedded in its file, not from `cases`."""
         return import_category(options.path, _release(str(source)), model, category,
-                               options.pairing, settings.ask_gold)
+                               options.pairing, settings.ask_gold, options.policy)
 
     def loop(self, settings: Tau2Loop, user: Backend | None, source: str | Path) -> Loop:
         """The agent-user loop with the config's limits and user (`reference`, else the

@@ -14,12 +14,10 @@ trial: `messages`, `termination_reason`, `reward_info` with the recorded reward 
   `normalize_tasks`); each case records whether its task equals the pinned release's.
 - **Unit.** A simulation is the case `<domain>_<task id>:trial<k>`: trials stay apart and each
   weighs 1 in its cell (the method pools simulations).
-- **Which task.** A simulation is scored against its recorded `task_id` unless the recorded
-  action checks name another task's actions, or it has none: then it is excluded with a named
-  reason (outcome `error`, counted in `n_excluded`; without a task id it has no cell and is
-  listed only). With `pairing: evidence` such a simulation is paired instead, by the action ids
-  of its recorded checks and the identifiers of the task found in its dialogue; the pairing
-  and its evidence are kept on the trajectory (`Published.pairing`).
+- **Which task.** Paired by the content of its recorded checks (`pairing`); the evidence is
+  kept on the trajectory (`Published.pairing`). A simulation left without a task is excluded
+  with the reason (outcome `error`, counted in `n_excluded`, at its label's task; without a
+  valid label it has no cell and is listed only).
 - **Re-execution.** Every recorded tool call runs again in τ²'s environment for the task; the
   trajectory holds the re-executed result (what the scorer replays), and each result that
   differs from the recorded one is listed (`Published.differences`); the import goes on.
@@ -42,8 +40,10 @@ from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
 from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.loop import AGENT_STOP, GREETING
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
+from toolcalib.benchmarks.tau2.pairing import Pairing, assign
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release
 from toolcalib.benchmarks.tau2.score import TERMINATIONS
+from toolcalib.benchmarks.tau2.trials import check_same_run, continue_trials, trial_of
 from toolcalib.benchmarks.tau2.user import is_stop
 from toolcalib.jsonio import InputError, sha256_file
 from toolcalib.records import (
@@ -61,7 +61,6 @@ from toolcalib.records import (
 SHAPE = "an object with keys 'info', 'tasks' and 'simulations' (τ²'s results format)"
 EXCLUDED = "tau2:published:excluded"
 """The `error` of a simulation left out of scoring (its reason follows)."""
-Pairing = Literal["none", "evidence"]
 OUTCOME_OF: dict[str, Outcome] = {"user_stop": "completed", "agent_stop": "completed",
                                   "max_steps": "step_cap", "too_many_errors": "step_cap"}
 
@@ -127,133 +126,46 @@ def read_run(path: str | Path) -> Run:
     return Run(path, sha256_file(path), domain, info, by_id, simulations)
 
 
-def check_release(run: Run, release: Tau2Release) -> dict[str, bool]:
+PolicyCheck = Literal["pinned", "edited"]
+
+
+def check_release(run: Run, release: Tau2Release, policy: PolicyCheck = "pinned"
+                  ) -> tuple[dict[str, bool], str | None]:
     """Task id -> whether the embedded task is the pinned release's as τ² reads tasks
-    (`task_as_read`); raises when the
-    file's policy is not the pinned release's."""
-    policy = (run.info.get("environment_info") or {}).get("policy")
-    pinned = release.policy(run.domain)
-    if policy != pinned:
-        where = next((i for i, (a, b) in enumerate(zip(policy or "", pinned, strict=False))
-                      if a != b), min(len(policy or ""), len(pinned)))
+    (`task_as_read`), and the first passage where the file's policy differs from the pinned
+    one (None: the same); a differing policy raises unless `policy` is `edited`."""
+    text = (run.info.get("environment_info") or {}).get("policy")
+    difference = policy_difference(str(text or ""), release.policy(run.domain))
+    if difference is not None and policy == "pinned":
         raise InputError(f"{run.path}: field 'info.environment_info.policy': not the pinned "
-                         f"release's {run.domain} policy ({release.wheel.name}); first "
-                         f"difference at character {where}")
+                         f"release's {run.domain} policy ({release.wheel.name}): {difference}"
+                         "; to import it anyway set the model's option `policy: edited`")
     tasks = {task["id"]: task_as_read(release, task) for task in release.tasks(run.domain)}
     return {task_id: tasks.get(task_id) == task_as_read(release, task)
-            for task_id, task in run.tasks.items()}
+            for task_id, task in run.tasks.items()}, difference
 
 
-@dataclass(frozen=True)
-class Assignment:
-    """Which task a simulation is scored against, or why none."""
-
-    task_id: str | None
-    trial: int
-    excluded: str | None = None
-    pairing: str | None = None
-
-
-def checked_task_ids(sim: dict[str, Any]) -> set[str] | None:
-    """The task ids the recorded action checks name (action id `<task id>_<k>`); None when
-    the record holds no action checks at all."""
-    checks = (sim.get("reward_info") or {}).get("action_checks")
-    if not isinstance(checks, list):
+def policy_difference(policy: str, pinned: str, width: int = 120) -> str | None:
+    """Where `policy` first differs from `pinned`: the line of each holding the first
+    differing character (cut to `width` characters around it; a difference at a line's end
+    shows the next line too); None when equal."""
+    if policy == pinned:
         return None
-    ids = {str((check.get("action") or {}).get("action_id", "")).rpartition("_")[0]
-           for check in checks if isinstance(check, dict)}
-    return ids - {""}
+    at = next((i for i, (a, b) in enumerate(zip(policy, pinned, strict=False)) if a != b),
+              min(len(policy), len(pinned)))
+    line = policy.count("\n", 0, at) + 1
 
+    def passage(text: str) -> str:
+        if at >= len(text):
+            return "nothing more"
+        start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at + 1)
+        whole = text[start:len(text) if end < 0 else end]
+        cut = max(0, min(at - start - width // 2, len(whole) - width))
+        return repr(("…" if cut else "") + whole[cut:cut + width]
+                    + ("…" if cut + width < len(whole) else ""))
 
-def _actions(task: dict[str, Any]) -> list[Any]:
-    return list((task.get("evaluation_criteria") or {}).get("actions") or [])
-
-
-def assign(run: Run, pairing: Pairing) -> list[Assignment]:
-    """The task and trial of every simulation, in file order (see the module docstring)."""
-    found: list[tuple[str | None, str | None, str | None, Any]] = []
-    for sim in run.simulations:
-        claimed = sim.get("task_id")
-        claimed = None if claimed is None else str(claimed)
-        checked = checked_task_ids(sim)
-        problem = None
-        if claimed is None:
-            problem = "no task_id recorded"
-        elif claimed not in run.tasks:
-            problem = f"task_id {claimed!r} is not among the file's tasks"
-        elif checked is not None and checked != ({claimed} if _actions(run.tasks[claimed])
-                                                 else set()):
-            named = f"task {', '.join(sorted(checked))}'s actions" if checked else "no action"
-            problem = (f"task_id {claimed!r}, but the recorded action checks name {named} "
-                       f"(task {claimed!r} has {len(_actions(run.tasks[claimed]))})")
-        if problem is None:
-            found.append((claimed, None, None, sim.get("trial")))
-        elif pairing == "evidence":
-            task_id, evidence = pair(run, sim, checked or set())
-            if task_id is None:
-                found.append((claimed if claimed in run.tasks else None,
-                              f"{problem}; pairing: {evidence}", None, sim.get("trial")))
-            else:
-                found.append((task_id, None, f"{problem}; paired with task {task_id!r}: "
-                              f"{evidence}", sim.get("trial")))
-        else:
-            found.append((claimed if claimed in run.tasks else None, problem, None,
-                          sim.get("trial")))
-    taken: set[tuple[str, int]] = set()
-    for task_id, _, paired, trial in found:
-        if task_id is not None and paired is None and _is_int(trial):
-            taken.add((task_id, trial))
-    assignments = []
-    for task_id, excluded, paired, trial in found:
-        number = trial if _is_int(trial) else 0
-        if task_id is not None and (paired is not None or not _is_int(trial)):
-            while (task_id, number) in taken:
-                number += 1
-            taken.add((task_id, number))
-            if number != trial:
-                how = "not recorded" if not _is_int(trial) else f"recorded {trial}"
-                paired = f"{paired}; trial {number} ({how})" if paired else \
-                    f"trial {number} ({how}: numbered in file order)"
-        assignments.append(Assignment(task_id, number, excluded, paired))
-    return assignments
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-ID_TOKEN = re.compile(r"#?\b[A-Za-z0-9_.@-]*\d[A-Za-z0-9_.@-]*\b")
-"""Identifier-like tokens of a task (user, order, reservation ids, e-mails), for pairing."""
-
-
-def identifiers(task: dict[str, Any]) -> set[str]:
-    """Identifier-like strings of a task: its scenario's and its reference actions' values."""
-    text = json.dumps([task.get("user_scenario"),
-                       (task.get("evaluation_criteria") or {}).get("actions")],
-                      ensure_ascii=False)
-    return {token.lstrip("#") for token in ID_TOKEN.findall(text) if len(token) >= 5
-            and any(c.isalpha() for c in token)}
-
-
-def pair(run: Run, sim: dict[str, Any], checked: set[str]) -> tuple[str | None, str]:
-    """The task a simulation belongs to by evidence, and the evidence (or why none)."""
-    dialogue = " ".join(str(m.get("content") or "") + json.dumps(m.get("tool_calls") or [])
-                        for m in sim["messages"] if isinstance(m, dict))
-    if checked:
-        candidates = sorted(checked & set(run.tasks))
-        basis = f"action checks name task {', '.join(sorted(checked))}"
-    else:
-        candidates = sorted(t for t, task in run.tasks.items() if not _actions(task))
-        basis = "no action checks (a task without reference actions)"
-    scored = sorted(((sorted(i for i in identifiers(run.tasks[t]) if i in dialogue), t)
-                     for t in candidates), key=lambda x: -len(x[0]))
-    if not scored or not scored[0][0]:
-        return None, f"{basis}; no identifier of a candidate task in the dialogue"
-    if len(scored) > 1 and len(scored[1][0]) == len(scored[0][0]):
-        return None, (f"{basis}; tasks {scored[0][1]!r} and {scored[1][1]!r} match "
-                      f"{len(scored[0][0])} identifiers each")
-    found, task_id = scored[0]
-    return task_id, f"{basis}; identifiers in the dialogue: {', '.join(found[:4])}"
+    return (f"first difference at character {at} (line {line}): the file has "
+            f"{passage(policy)}, the release {passage(pinned)}")
 
 
 def termination_of(sim: dict[str, Any], turns: list[TurnTrace]) -> tuple[str | None, str]:
@@ -401,11 +313,12 @@ def recorded_verdict(sim: dict[str, Any]) -> dict[str, Any]:
 
 
 def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, Any],
-               pairing: Pairing, file_name: str, ask_gold: str = DEFAULT_ASK_GOLD
+               pairing: Pairing, file_name: str, ask_gold: str = DEFAULT_ASK_GOLD,
+               policy: PolicyCheck = "pinned"
                ) -> tuple[list[Case], list[Trajectory], list[Published]]:
     """The file's scored and excluded simulations as cases and trajectories (by case id),
     and every simulation's record (in file order), those left without a cell included."""
-    pinned = check_release(run, release)
+    pinned, policy_edit = check_release(run, release, policy)
     env = Tau2Environment(release, run.domain)
     task_cases = {case.environment["task"]["id"]: case for case in normalize_tasks(
         run.domain, list(run.tasks.values()), env.tools(), env.write_tools(),
@@ -422,7 +335,8 @@ def import_run(run: Run, release: Tau2Release, model: str, identity: dict[str, A
                            record=str(sim.get("id")), trial=sim.get("trial"),
                            claimed_case=None if sim.get("task_id") is None
                            else str(sim.get("task_id")), pairing=assigned.pairing,
-                           recorded=recorded_verdict(sim), excluded=assigned.excluded)
+                           recorded=recorded_verdict(sim), excluded=assigned.excluded,
+                           policy_difference=policy_edit)
         if assigned.task_id is None:
             records.append(record)
             continue
@@ -470,7 +384,8 @@ def _case_key(case_id: str) -> tuple[Any, ...]:
 
 
 def run_files(path: str | Path) -> list[Path]:
-    """The results files `path` names: itself, or the `*.json` files of a folder (sorted)."""
+    """The results files `path` names: itself, or the `*.json` files of a folder (sorted by
+    name: the order several files of one domain are read in as trials of one run)."""
     path = Path(path)
     if path.is_file():
         return [path]
@@ -483,30 +398,46 @@ def run_files(path: str | Path) -> list[Path]:
 
 
 def import_category(path: str | Path, release: Tau2Release, model: str, category: str,
-                    pairing: Pairing, ask_gold: str = DEFAULT_ASK_GOLD) -> ImportedRun:
-    """The published run under `path` (one file per domain) as one domain's cases and
-    trajectories; its identity names every file of the run with its sha256."""
+                    pairing: Pairing, ask_gold: str = DEFAULT_ASK_GOLD,
+                    policy: PolicyCheck = "pinned") -> ImportedRun:
+    """The published run under `path` as one domain's cases and trajectories: the domain's
+    results files, several read as the trials of one run in file-name order (`trials`; files
+    of another run stop the import, one line naming both); its identity names every file of
+    the run with its sha256."""
     files = run_files(path)
     root = Path(path) if Path(path).is_dir() else Path(path).parent
     runs = [read_run(file) for file in files]
     names = {run.path: run.path.relative_to(root).as_posix() for run in runs}
-    identity = {"backend": "replay", "benchmark": "tau2", "pairing": pairing,
+    identity = {"backend": "replay", "benchmark": "tau2", "pairing": pairing, "policy": policy,
                 "files": {names[run.path]: run.sha256 for run in runs},
                 "agent": sorted({run.agent for run in runs}),
                 "user": sorted({run.user for run in runs})}
     mine = [run for run in runs if run.domain == category]
-    if len(mine) > 1:
-        raise InputError(f"{path}: two results files for domain {category}: "
-                         f"{names[mine[0].path]} and {names[mine[1].path]}")
     if not mine:
         return ImportedRun([], [], identity, notes=[f"{path}: no results file for domain "
                                                     f"{category}"])
-    run = mine[0]
-    cases, trajectories, records = import_run(run, release, model, identity, pairing,
-                                              names[run.path], ask_gold)
-    notes = [f"{r.file}: simulation {r.index} ({r.record}): no cell, {r.excluded}"
-             for r in records if r.case_id is None]
+    check_same_run(mine, names, lambda a, b: task_as_read(release, a) == task_as_read(
+        release, b))
+    cases: list[Case] = []
+    trajectories: list[Trajectory] = []
+    records: list[Published] = []
+    for number, run in enumerate(mine, start=1):
+        more = continue_trials(
+            *import_run(run, release, model, identity, pairing, names[run.path], ask_gold,
+                        policy),
+            offset=1 + max(map(trial_of, (case.id for case in cases)), default=-1),
+            which=f"{names[run.path]} (file {number} of {len(mine)})")
+        cases, trajectories, records = cases + more[0], trajectories + more[1], \
+            records + more[2]
+    order = sorted(range(len(cases)), key=lambda i: _case_key(cases[i].id))
+    cases, trajectories = [cases[i] for i in order], [trajectories[i] for i in order]
+    notes = [f"{path}: {len(mine)} results files of domain {category}, read as the trials of "
+             f"one run: {', '.join(names[run.path] for run in mine)}"] if len(mine) > 1 else []
+    notes += [f"{r.file}: simulation {r.index} ({r.record}): no cell, {r.excluded}"
+              for r in records if r.case_id is None]
     notes += [f"{r.case_id}: result differs: {d}" for r in records for d in r.differences]
+    edited = {r.file: r.policy_difference for r in records if r.policy_difference is not None}
+    notes += [f"{file}: policy edited, {difference}" for file, difference in edited.items()]
     return ImportedRun(cases, trajectories, identity, records, notes)
 
 
@@ -556,6 +487,7 @@ def _db_evidence(published: Published, case: Case, trajectory: Trajectory) -> st
     writes = set(case.environment.get("write_tools") or ())
     made = [c.name for turn in trajectory.turns for step in turn.steps
             for c in step.emission.tool_calls if c.name in writes]
-    due = [a["name"] for a in _actions(case.environment["task"]) if a["name"] in writes]
+    actions = (case.environment["task"].get("evaluation_criteria") or {}).get("actions") or []
+    due = [a["name"] for a in actions if a["name"] in writes]
     return (f"; writes made: {', '.join(made) or 'none'}; the task's reference writes: "
             f"{', '.join(due) or 'none'}")

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolcalib.classify.base import Profile
-from toolcalib.classify.confirm import WriteContext
+from toolcalib.classify.confirm import WriteContext, exchange_texts
 from toolcalib.metrics.rows import CASES, bound_of, recorded_of
 from toolcalib.records import MODEL_OUTCOMES, Message, Step, Trajectory, TurnTrace
 
@@ -53,7 +53,8 @@ def write_contexts(case: Any, trajectory: Trajectory) -> list[tuple[int, WriteCo
                                  "fewer write calls than its steps")
             found.append((trace.index, WriteContext(
                 call=call, messages=messages, agent_text=agent_text,
-                user_reply=trace.user if agent_text else None)))
+                user_reply=trace.user if agent_text else None,
+                exchange=exchange_texts(messages, writes) if agent_text else ())))
         if not emission.tool_calls:
             agent_text = emission.text
     return found

@@ -3,11 +3,13 @@
 Read-only. For one cell (model, variant, benchmark, category, and with `--gold` the gold class,
 needed where a category has several: a τ² domain) and one metric it recomputes the
 number from `results/metrics/per_case.parquet` (numerator and denominator case ids), checks
-every artifact on the cell's path against the md5 recorded in `dvc.lock`, and lists the
-producing commands, the model's identity, the config and the package versions of
-`results/manifest.json`. `--case ID` replays one case: messages, emissions, calls, results,
-action classes and the verdict. Exit status: 0 when everything agrees, 1 when the recomputed
-number or an artifact disagrees with the record, 2 when an input is missing or the cell unknown.
+every artifact on the cell's path against the run's record (the md5 in `dvc.lock` where it
+records a run of this config, else the sha256 in the run's own `results/manifest.json`:
+`artifacts.which_record`), and lists the producing commands, the model's identity, the config
+and the package versions of the manifest. `--case ID` replays one case or unit: messages,
+emissions, calls, results, action classes and the verdict. Exit status: 0 when everything
+agrees, 1 when the recomputed number or an artifact disagrees with the record, 2 when an input
+is missing or the cell, case or unit unknown.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from toolcalib.jsonio import InputError
 from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.published import (
     PUBLISHED_SCHEMA,
@@ -31,8 +34,14 @@ from toolcalib.metrics.published import (
     file_lines,
 )
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
-from toolcalib.provenance.audit.artifacts import Hashes, provenance, run_context
-from toolcalib.provenance.audit.case import case_detail
+from toolcalib.provenance.audit.artifacts import (
+    Hashes,
+    cell_paths,
+    provenance,
+    run_context,
+    which_record,
+)
+from toolcalib.provenance.audit.case import WriteVerdicts, case_detail
 from toolcalib.provenance.audit.recompute import (
     KEYS,
     PER_CASE,
@@ -42,7 +51,15 @@ from toolcalib.provenance.audit.recompute import (
     resolve_metric,
 )
 from toolcalib.provenance.audit.render import render
-from toolcalib.provenance.lock import MANIFEST, ProvenanceError, read_lock, read_manifest, require
+from toolcalib.provenance.lock import (
+    HINT,
+    LOCK,
+    MANIFEST,
+    ProvenanceError,
+    read_lock,
+    read_manifest,
+    require,
+)
 
 PUBLISHED = "results/metrics/published.csv"
 RECORDED = f"results/metrics/{RECORDED_FILE}"
@@ -69,7 +86,10 @@ def load_run(root: str | Path) -> Run:
     root = Path(root)
     triples_path = require(root, TRIPLES, "the triples table")
     per_case_path = require(root, PER_CASE, "the per-case table")
-    stages = read_lock(root)
+    if not (root / LOCK).is_file() and not (root / MANIFEST).is_file():
+        raise ProvenanceError(f"neither {LOCK} nor {MANIFEST} (the run's record) is under "
+                              f"{root}: {HINT}")
+    stages = read_lock(root) if (root / LOCK).is_file() else {}
     return Run(
         root=root,
         # typed: a rate column with no value (every cell n = 0) is a float column, not text
@@ -87,18 +107,22 @@ def load_run(root: str | Path) -> Run:
 
 
 def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, category: str,
-          metric: str, case: str | None = None, gold: str | None = None) -> dict[str, Any]:
+          metric: str, case: str | None = None, gold: str | None = None,
+          write_verdicts: WriteVerdicts | None = None) -> dict[str, Any]:
     """The whole audit of one cell's metric (of gold class `gold`, required where the cell
     has several) as a JSON-ready dict (key order is fixed).
 
-    `run` is a project root or a loaded Run (to audit many cells, hashing each file once).
+    `run` is a project root or a loaded Run (to audit many cells, hashing each file once);
+    `write_verdicts`: the benchmark's write calls with the confirm rule's verdicts, which a
+    write unit's replay shows (`case.WriteVerdicts`; without it, the call and the texts).
     """
     run = run if isinstance(run, Run) else load_run(run)
     cell = (model, variant, benchmark, category)
     row = cell_row(run.triples, cell, gold)
     metric = resolve_metric(metric, run.triples.columns)
     numbers = recompute(run.per_case, cell, metric, row, row["gold_action"] if gold else None)
-    chain = provenance(run.hashes, cell, run.manifest, run.stages)
+    chain = provenance(run.hashes, cell, run.manifest, run.stages,
+                       which_record(run.manifest, run.stages))
     context = run_context(run.manifest, cell)
     problems = [*numbers["problems"], *chain["problems"]]
     if run.manifest and context["model_identity"] is None:
@@ -119,15 +143,21 @@ def audit(run: Run | str | Path, model: str, variant: str, benchmark: str, categ
                 "agreement": file_lines(mine, run.recorded),
                 "listed": disagreements(mine).drop("model").to_dicts()}
     if case is not None:
-        report["case"] = case_detail(run.root, cell, case, numbers)
+        rows = run.per_case.filter(pl.all_horizontal(
+            pl.col(k) == v for k, v in zip(KEYS, cell, strict=True))).to_dicts()
+        report["case"] = case_detail(
+            run.root, cell, case, numbers, cell_paths(cell, run.manifest, run.stages), rows,
+            context["config"]["classifier"], write_verdicts)
+        problems += report["case"].pop("problems")
     report["ok"] = not problems
     report["problems"] = problems
     return report
 
 
-def main_audit(argv: Sequence[str] | None = None) -> int:
+def main_audit(argv: Sequence[str] | None = None,
+               write_verdicts: WriteVerdicts | None = None) -> int:
     """`toolcalib audit MODEL VARIANT BENCHMARK CATEGORY METRIC [--gold] [--root] [--case]
-    [--json]`."""
+    [--json]`; `write_verdicts` as `audit` takes it."""
     parser = argparse.ArgumentParser(prog="toolcalib audit",
                                      description=__doc__.split("\n")[0])
     for key in KEYS:
@@ -137,13 +167,14 @@ def main_audit(argv: Sequence[str] | None = None) -> int:
                         help="project root holding results/ and dvc.lock (default: .)")
     parser.add_argument("--gold", default=None,
                         help="the cell's gold class, where its category has several (τ²)")
-    parser.add_argument("--case", default=None, help="also show this case's full trajectory")
+    parser.add_argument("--case", default=None,
+                        help="also show this case's (or unit's: <case>#write<k>) trajectory")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     args = parser.parse_args(argv)
     try:
         report = audit(args.root, args.model, args.variant, args.benchmark, args.category,
-                       args.metric, args.case, args.gold)
-    except ProvenanceError as error:
+                       args.metric, args.case, args.gold, write_verdicts)
+    except (ProvenanceError, InputError) as error:
         print(f"toolcalib audit: error: {error}", file=sys.stderr)
         return 2
     if args.json:

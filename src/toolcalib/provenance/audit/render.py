@@ -12,6 +12,8 @@ from toolcalib.provenance.lock import MANIFEST
 
 CMD_CHARS = 240
 """Command lines longer than this are shortened (`shorten`)."""
+UNIT_CHARS = 400
+"""A write unit's texts are cut here (its turns show them whole; --json has them whole)."""
 
 
 def shorten(command: str, limit: int = CMD_CHARS) -> str:
@@ -92,6 +94,8 @@ def _render_metric(m: dict[str, Any]) -> list[str]:
 
 
 def _render_provenance(p: dict[str, Any]) -> list[str]:
+    if p["record"] != p["lock"]:
+        return _render_own_record(p)
     lines = [f"provenance  (md5 recorded in {p['lock']} vs the file on disk)"]
     width = max((len(a["path"]) for a in p["artifacts"]), default=0)
     for a in p["artifacts"]:
@@ -115,6 +119,65 @@ def _render_provenance(p: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_own_record(p: dict[str, Any]) -> list[str]:
+    """The artifacts against the run's own manifest (dvc.lock records another config's run,
+    or there is none)."""
+    lines = [f"provenance  (sha256 recorded in {MANIFEST}, the run's own record, vs the file on "
+             f"disk: {p['record_why']})"]
+    width = max((len(a["path"]) for a in p["artifacts"]), default=0)
+    for a in p["artifacts"]:
+        status = {"record": "the record itself", "unhashed": "not hashed by the manifest"}.get(
+            a["status"], a["status"].upper() if a["status"] != "ok" else "ok")
+        lines.append(f"  {a['role']:<12} {a['path']:<{width}}  sha256 "
+                     f"{_fmt(a['sha256_recorded'])[:16]}  {status}")
+        if a["status"] == "modified":
+            lines.append(f"  {'':<12} {'':<{width}}  on disk {a['sha256_disk']}")
+            lines += [f"  {'':<12} {why}" for why in a["why"]]
+    lines += [f"machine     {line}" for line in p["machine"]]
+    why = (f"{p['lock']}'s commands are another run's" if p["lock_exists"]
+           else f"there is no {p['lock']}")
+    lines.append(f"stages      not listed: {why} (Snakemake ran this one: `snakemake -n -p` with "
+                 "the run's config files prints its commands)")
+    return lines
+
+
+def _render_unit(u: dict[str, Any]) -> list[str]:
+    if u["kind"] != "write":
+        return [f"  unit {u['id']}: the case's further gold class {u['gold']} (gold turn "
+                f"{_fmt(u['gold_turn'])}), read from the case's trajectory"]
+    if "call" not in u:
+        return [f"  unit {u['id']}: write call {u['number']}, but the trajectory has "
+                f"{u['writes']}"]
+    call = u["call"]
+    recorded = u["recorded"]
+    lines = [
+        f"  unit {u['id']}: write call {u['number']} of {u['writes']}, turn {u['turn']} step "
+        f"{u['step']}: {call['name']}({_json(call['arguments'])})"
+        + ("" if u["result"] is None else f" -> {u['result']}"),
+        f"    recorded: {'confirmed' if recorded['confirmed'] else 'not confirmed'} "
+        f"(emitted {_fmt(recorded['emitted'])})",
+    ]
+    if u["agent_at"] is None:
+        lines.append("    agent before it: no message without calls (a write in the first "
+                     "exchange has no request for approval)")
+    else:
+        lines.append(_block(f"    agent before it (turn {u['agent_at']['turn']} step "
+                            f"{u['agent_at']['step']}): ",
+                            truncate(_fmt(u["agent_text"]), UNIT_CHARS) or "''"))
+        lines.append(_block("    user's reply: ", truncate(_fmt(u["user_reply"]), UNIT_CHARS)))
+    v = u["verdict"]
+    if v is not None:
+        agrees = "agrees with" if u["agrees"] else "DIFFERS from"
+        lines.append(_block(f"    why: {v['rule']}: ", _fmt(v["evidence"]) or "''")
+                     + f"  (the confirm rule: {'confirmed' if v['confirmed'] else 'not confirmed'},"
+                     f" {agrees} the record)")
+    elif u["verdict_source"] == "judge":
+        lines.append("    why: the judge model's verdict (classifier judge): not recomputed")
+    else:
+        lines.append("    why: not recomputed (the confirm rule is not wired into this audit)")
+    return lines
+
+
 def _render_case(c: dict[str, Any]) -> list[str]:
     v = c["verdict"]
     verdict = "no score row" if v is None else (
@@ -131,6 +194,8 @@ def _render_case(c: dict[str, Any]) -> list[str]:
                      + (f" (turn {v['failed_turn']})" if v["failed_turn"] is not None else ""))
     if v is not None and v["details"]:
         lines.append(f"    details: {truncate(_json(v['details']), 600)}")
+    if c["unit"] is not None:
+        lines += _render_unit(c["unit"])
     for i in c["interventions"]:
         lines.append(f"  probe {i['probe']} turn {i['turn']} step {i['step']}: "
                      f"{'fired' if i['fired'] else 'not fired'} ({i['reason']})")
@@ -162,7 +227,8 @@ def _render_case(c: dict[str, Any]) -> list[str]:
             for n, call in enumerate(s["calls"]):
                 result = s["results"][n] if n < len(s["results"]) else None
                 lines.append(f"      call {call['name']}({_json(call['arguments'])})"
-                             + ("" if result is None else f" -> {result}"))
+                             + ("" if result is None else f" -> {result}")
+                             + (f"  <- UNIT {c['case_id']}" if call["unit"] else ""))
     return lines
 
 
@@ -202,8 +268,13 @@ def render(report: dict[str, Any]) -> str:
     if "case" in report:
         lines += ["", *_render_case(report["case"])]
     lines.append("")
-    if report["ok"]:
+    provenance = report["provenance"]
+    if report["ok"] and provenance["record"] == provenance["lock"]:
         lines.append("audit: OK (the number is reproduced and every artifact matches dvc.lock)")
+    elif report["ok"]:
+        unhashed = ", ".join(provenance["unhashed"]) or "none"
+        lines.append(f"audit: OK (the number is reproduced and every artifact the run's "
+                     f"manifest hashes matches it; not hashed by it: {unhashed})")
     else:
         lines += ["audit: FAILED", *(f"  - {p}" for p in report["problems"])]
     return "\n".join(lines) + "\n"
