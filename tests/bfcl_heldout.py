@@ -1,0 +1,298 @@
+"""The BFCL irrelevance held-out draw (issue 41, item 2; selection rule `bfcl-heldout-v1`):
+replies of the published leaderboard panel (`data/published/bfcl/bfcl-result-2025-12-16/`,
+`PROVENANCE.yaml`), drawn before any rule is changed on them and labelled blind later, by two
+readers against `tests/data/bfcl_heldout_rubric.md`. Run by hand (not a test):
+
+    python -m tests.bfcl_heldout draw           # tests/data/bfcl_heldout_turns.jsonl
+    python -m tests.bfcl_heldout parts [FOLDER]  # the readers' parts (default /tmp/bfcl_heldout)
+
+The selection rule, fixed before any reply was read for labelling (no classifier runs here):
+
+- **Population.** Every record of each panel model's irrelevance result file (the model folders
+  under `result/`, the shipped `.json.xz` copies, sha256 checked against `PROVENANCE.yaml`).
+  Each record is decoded as the import replays it: `replay.fc_emission` (the output and its
+  output token count), then the harness's decoder `decode_emission` with the case's tools
+  (the pinned release's case, `load_cases`). Nothing is classified.
+- **Excluded (counted, `excluded`).** A reply whose text was not recorded
+  (`Emission.text_recorded` false: an FC structure with neither call nor text and output
+  tokens missing or above 0, e.g. one gemini record `[]` with null tokens), a record holding
+  BFCL's inference error instead of outputs, and an id that is no case of the release.
+- **Kind.** `call`: the decoded reply holds at least one call (structured, or read from the
+  text by the harness). `empty`: no call, and the reply is an empty call list or a placeholder
+  with no words: its text, once a leading role word (`assistant`, `AI`, with or without a
+  colon), `<tool_call>` tags and a whole-text code fence are taken off, is one of
+  `PLACEHOLDERS` (`[]`, `missing`, `None`, `[None]`, ... and the empty text). `text`: every
+  other reply (call attempts that decode to nothing, i.e. `malformed`, included).
+- **Quota.** `PER_MODEL` rows per model: up to `CALL_QUOTA` calls and `EMPTY_QUOTA` empties,
+  texts for the rest (a kind that falls short gives its quota to text); where texts fall short
+  too, the model's further calls, then its further empties, fill its `PER_MODEL`.
+- **Order within a stratum** (model, kind): the members sorted by case number, shuffled by
+  `random.Random(f"{SEED}:{model}:{kind}")`; a stratum's rows are the first of that order
+  (top-ups take the next ones).
+- **Rows** are sorted by model folder, then case number. `id` is `<model folder>:<case id>`;
+  `mode` is `fc` for a folder ending in `-FC`, else `prompt`; `question` the case's user
+  message(s); `tools` the offered functions (`name`, `description`, `parameters`, in the case's
+  canonical JSON-schema form) as compact JSON; `reply` the output as the reader should see it: a
+  recorded string as it is (prompt mode, and FC handlers that kept the raw text), a recorded
+  structure (FC; granite's prompt handler for its decoded calls) as its text, then one
+  `structured call: name(arguments-json)` line per call (`STRUCTURED`: a reader cannot tell
+  such a call from text otherwise), or `[]` for an empty call list; `output_tokens` as recorded;
+  `sha256` the shipped file's.
+
+The readers' parts (`parts`) are every fourth row from row k (`part_<k>.jsonl`, k = 0..3) with
+`id`, `mode`, `question`, `tools`, `reply` only: `id` is the row's reader id `r<nnn>` (its
+0-based position in the turns file, `reader_ids`), so no part names a model or a kind.
+`tests/test_bfcl_heldout.py` checks that rebuilding gives the committed bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolcalib.benchmarks.bfcl.plugin import load_cases
+from toolcalib.benchmarks.bfcl.release import BfclRelease
+from toolcalib.benchmarks.bfcl.replay import fc_emission, token
+from toolcalib.benchmarks.bfcl.runfiles import find_files, model_folders, read_results
+from toolcalib.execute.calls import param_order_from_docs
+from toolcalib.execute.textcalls import decode_emission
+from toolcalib.jsonio import sha256_file
+from toolcalib.records import Case, Emission
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+TURNS = DATA / "bfcl_heldout_turns.jsonl"
+RUBRIC = DATA / "bfcl_heldout_rubric.md"
+PUBLISHED = ROOT / "data" / "published" / "bfcl"
+PANEL = PUBLISHED / "bfcl-result-2025-12-16"
+WHEEL = ROOT / "results" / "raw" / "bfcl" / "bfcl_eval-2026.3.23-py3-none-any.whl"
+PARTS = Path("/tmp/bfcl_heldout")
+CATEGORY = "irrelevance"
+SEED = 20261206
+PER_MODEL = 23
+CALL_QUOTA = 6
+EMPTY_QUOTA = 3
+N_PARTS = 4
+KINDS = ("call", "empty", "text")
+PLACEHOLDERS = frozenset({"", "[]", "{}", "[None]", "None", "null", "missing"})
+"""What an `empty` reply's text is once its role word, tags and fence are off."""
+ROLE_WORD = re.compile(r"\A\s*(?:assistant|ai)\b\s*:?", re.IGNORECASE)
+TOOL_CALL_TAG = re.compile(r"</?tool_call\s*>", re.IGNORECASE)
+WHOLE_FENCE = re.compile(r"\A```[^`\n]*\n(.*?)\n?```\Z", re.DOTALL)
+READER_FIELDS = ("id", "mode", "question", "tools", "reply")
+STRUCTURED = "structured call: "
+"""How `reply` shows a call recorded as a structure (the reader cannot tell it from text
+otherwise: FC handlers may keep raw text, granite's prompt handler records decoded calls)."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One panel record: its decoded kind and what the reader sees."""
+
+    model: str
+    case_id: str
+    mode: str
+    kind: str
+    question: str
+    tools: str
+    reply: str
+    output_tokens: Any
+    sha256: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.model}:{self.case_id}"
+
+    @property
+    def number(self) -> int:
+        return int(self.case_id.rsplit("_", 1)[1])
+
+    def row(self) -> dict[str, Any]:
+        return {"id": self.id, "model": self.model, "mode": self.mode, "kind": self.kind,
+                "question": self.question, "tools": self.tools, "reply": self.reply,
+                "output_tokens": self.output_tokens, "sha256": self.sha256}
+
+
+def provenance() -> dict[str, str]:
+    """Shipped file (relative to `data/published/bfcl/`) -> its sha256."""
+    listed = yaml.safe_load((PUBLISHED / "PROVENANCE.yaml").read_text("utf-8"))["files"]
+    return {entry["path"]: entry["sha256"] for entry in listed}
+
+
+def is_placeholder(text: str) -> bool:
+    """A reply text with no words: an empty call list or a no-call placeholder."""
+    body = TOOL_CALL_TAG.sub("", ROLE_WORD.sub("", text, count=1)).strip()
+    if fenced := WHOLE_FENCE.fullmatch(body):
+        body = fenced.group(1).strip()
+    return body in PLACEHOLDERS
+
+
+def kind_of(decoded: Emission) -> str:
+    if decoded.tool_calls:
+        return "call"
+    return "empty" if is_placeholder(decoded.text) else "text"
+
+
+def shown(output: Any, emission: Emission) -> str:
+    """The recorded output as the reader sees it (see the module docstring)."""
+    if output is None or isinstance(output, str):
+        return output or ""
+    lines = [emission.text] if emission.text else []
+    lines += [f"{STRUCTURED}{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
+              for call in emission.tool_calls]
+    return "\n".join(lines) if lines else "[]"
+
+
+def question_text(case: Case) -> str:
+    messages = case.turns[0].messages
+    if all(m.role == "user" for m in messages):
+        return "\n\n".join(m.content for m in messages)
+    return "\n\n".join(f"{m.role}: {m.content}" for m in messages)
+
+
+def tools_text(case: Case) -> str:
+    docs = [{key: doc[key] for key in ("name", "description", "parameters") if key in doc}
+            for doc in case.tools]
+    return json.dumps(docs, ensure_ascii=False, separators=(",", ":"))
+
+
+def model_replies(model: str, cases: dict[str, Case], sha: dict[str, str]
+                  ) -> tuple[list[Reply], list[tuple[str, str]]]:
+    """One model's replies in file order, and its excluded records (case id, why)."""
+    path = find_files(PANEL / "result" / model, "result")[CATEGORY]
+    name = path.relative_to(PUBLISHED).as_posix()
+    digest = sha256_file(path)
+    if digest != sha.get(name):
+        raise SystemExit(f"{name}: sha256 {digest}, PROVENANCE.yaml says {sha.get(name)}")
+    mode = "fc" if model.endswith("-FC") else "prompt"
+    replies, excluded = [], []
+    for entry in read_results(path, CATEGORY).values():
+        case = cases.get(entry.case_id)
+        if case is None:
+            excluded.append((entry.case_id, "not a case of the pinned release"))
+            continue
+        if entry.turns is None:
+            excluded.append((entry.case_id, f"inference error: {entry.error}"[:200]))
+            continue
+        output = entry.turns[0][0]
+        emission = fc_emission(output, token(entry.output_tokens, 0, 0, False))
+        if not emission.text_recorded:
+            excluded.append((entry.case_id, "text not recorded "
+                             f"(output {json.dumps(output)}, output tokens "
+                             f"{json.dumps(entry.output_tokens)})"))
+            continue
+        tools = case.tools
+        decoded = decode_emission(emission, param_order_from_docs(tools),
+                                  {doc["name"]: doc for doc in tools})
+        replies.append(Reply(model, entry.case_id, mode, kind_of(decoded), question_text(case),
+                             tools_text(case), shown(output, emission), entry.output_tokens,
+                             digest))
+    return replies, excluded
+
+
+def population(wheel: Path = WHEEL) -> tuple[list[Reply], dict[str, list[tuple[str, str]]]]:
+    """Every recorded reply of every panel model (models sorted), and the excluded records
+    per model."""
+    cases = {case.id: case for case in load_cases(BfclRelease(wheel), CATEGORY)}
+    sha = provenance()
+    replies: list[Reply] = []
+    excluded: dict[str, list[tuple[str, str]]] = {}
+    for model in model_folders(PANEL):
+        found, left = model_replies(model, cases, sha)
+        replies += found
+        excluded[model] = left
+    return replies, excluded
+
+
+def shuffled(members: list[Reply], model: str, kind: str) -> list[Reply]:
+    ordered = sorted(members, key=lambda r: r.number)
+    rng = random.Random(f"{SEED}:{model}:{kind}")
+    return rng.sample(ordered, len(ordered))
+
+
+def sample_model(replies: list[Reply], model: str) -> list[Reply]:
+    """One model's rows (the quota rule), sorted by case number."""
+    strata = {kind: shuffled([r for r in replies if r.kind == kind], model, kind)
+              for kind in KINDS}
+    taken = {"call": min(CALL_QUOTA, len(strata["call"])),
+             "empty": min(EMPTY_QUOTA, len(strata["empty"]))}
+    taken["text"] = min(PER_MODEL - taken["call"] - taken["empty"], len(strata["text"]))
+    for kind in ("call", "empty"):
+        short = PER_MODEL - sum(taken.values())
+        taken[kind] += min(short, len(strata[kind]) - taken[kind])
+    rows = [r for kind in KINDS for r in strata[kind][:taken[kind]]]
+    return sorted(rows, key=lambda r: r.number)
+
+
+def draw(wheel: Path = WHEEL) -> tuple[list[Reply], dict[str, list[tuple[str, str]]]]:
+    """The drawn rows (models sorted, then case number) and the excluded records per model."""
+    replies, excluded = population(wheel)
+    models = sorted({r.model for r in replies})
+    rows = [row for model in models
+            for row in sample_model([r for r in replies if r.model == model], model)]
+    return rows, excluded
+
+
+def jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def reader_ids(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Reader id (`r<nnn>`, the row's position in the turns file) -> row id."""
+    return {f"r{index:03d}": row["id"] for index, row in enumerate(rows)}
+
+
+def parts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The readers' parts: every `N_PARTS`-th row from row k, reader fields only."""
+    blind = [{**{key: row[key] for key in READER_FIELDS}, "id": reader}
+             for reader, row in zip(reader_ids(rows), rows, strict=True)]
+    return [blind[k::N_PARTS] for k in range(N_PARTS)]
+
+
+def write_parts(folder: Path) -> None:
+    (folder / "parts").mkdir(parents=True, exist_ok=True)
+    for k, part in enumerate(parts(read_jsonl(TURNS))):
+        (folder / "parts" / f"part_{k}.jsonl").write_text(jsonl(part), "utf-8")
+    shutil.copyfile(RUBRIC, folder / "rubric.md")
+
+
+def report(rows: list[Reply], excluded: dict[str, list[tuple[str, str]]]) -> str:
+    lines = [f"{'model':42} call empty text total excluded"]
+    for model in sorted(excluded):
+        mine = [r for r in rows if r.model == model]
+        counts = [sum(r.kind == kind for r in mine) for kind in KINDS]
+        lines.append(f"{model:42} {counts[0]:4} {counts[1]:5} {counts[2]:4} {len(mine):5} "
+                     f"{len(excluded[model]):8}")
+        lines += [f"    excluded {case_id}: {why}" for case_id, why in excluded[model]]
+    lines.append(f"{'total':42} " + " ".join(
+        f"{sum(r.kind == kind for r in rows):{w}}" for kind, w in zip(KINDS, (4, 5, 4),
+                                                                       strict=True))
+        + f" {len(rows):5} {sum(map(len, excluded.values())):8}")
+    return "\n".join(lines)
+
+
+def main(command: str, *args: str) -> None:
+    if command == "draw":
+        rows, excluded = draw()
+        TURNS.write_text(jsonl([r.row() for r in rows]), "utf-8")
+        print(report(rows, excluded))
+    elif command == "parts":
+        write_parts(Path(args[0]) if args else PARTS)
+    else:
+        raise SystemExit(f"unknown command {command!r}: draw or parts")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,96 @@
+"""The BFCL irrelevance held-out draw rebuilds to its committed bytes (`tests.bfcl_heldout`),
+keeps its quota per model, and its readers' parts name no model and no kind."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from tests import bfcl_heldout as bh
+
+
+def test_draw_rebuilds_to_the_committed_bytes(bfcl_wheel: Path) -> None:
+    rows, excluded = bh.draw(bfcl_wheel)
+    assert bh.jsonl([row.row() for row in rows]) == bh.TURNS.read_text("utf-8")
+    # one gemini record is `[]` with null token counts: its text was not recorded
+    assert {model: [case_id for case_id, _ in left] for model, left in excluded.items()
+            if left} == {"gemini-2.5-flash-FC": ["irrelevance_230"]}
+
+
+def test_draw_keeps_the_quota_per_model_and_kind() -> None:
+    rows = bh.read_jsonl(bh.TURNS)
+    assert len(rows) >= 400
+    assert len({row["id"] for row in rows}) == len(rows)
+    per_model = Counter(row["model"] for row in rows)
+    assert len(per_model) == 18 and set(per_model.values()) == {bh.PER_MODEL}
+    for model in per_model:
+        kinds = Counter(row["kind"] for row in rows if row["model"] == model)
+        assert set(kinds) <= set(bh.KINDS)
+        # texts fill the quota unless a model has too few; only then do calls go past theirs
+        assert kinds["call"] <= bh.CALL_QUOTA or kinds["text"] < bh.PER_MODEL - bh.CALL_QUOTA
+    for row in rows:
+        assert row["id"] == f"{row['model']}:{row['id'].split(':', 1)[1]}"
+        assert row["mode"] == ("fc" if row["model"].endswith("-FC") else "prompt")
+        assert isinstance(json.loads(row["tools"]), list)
+
+
+def test_placeholders_are_empty_and_words_are_text() -> None:
+    for text in ("[]", "```\n[]\n```", "<tool_call>[]", "ASSISTANT: <tool_call>[]",
+                 "assistant\n<tool_call>[]", "missing", "None", "[None]", ""):
+        assert bh.is_placeholder(text), text
+    for text in ("None of the functions can be used.", "Missing values: please give x.",
+                 "[f(a=1)]"):
+        assert not bh.is_placeholder(text), text
+
+
+def test_parts_are_blind_and_cover_every_row() -> None:
+    rows = bh.read_jsonl(bh.TURNS)
+    parts = bh.parts(rows)
+    assert len(parts) == bh.N_PARTS
+    readers = bh.reader_ids(rows)
+    seen = [row["id"] for part in parts for row in part]
+    assert sorted(seen) == sorted(readers)
+    for part in parts:
+        for row in part:
+            assert tuple(row) == bh.READER_FIELDS
+            original = next(r for r in rows if r["id"] == readers[row["id"]])
+            assert row["reply"] == original["reply"]
+            text = json.dumps(row, ensure_ascii=False)
+            assert original["model"] not in text
+
+
+FROZEN = {
+    "bfcl_heldout_turns.jsonl":
+        "5f42c7e7f3a1fac5a24209d4a9f63e60d63a1c122153a77565747a4061644191",
+    "bfcl_heldout_rubric.md":
+        "2790733c9aa63facec6f028c6197569aa4f0916121f2f3b91d6b497dccc25571",
+    "bfcl_heldout_reader_labels.jsonl":
+        "9f764b48a466a93de6619e603e20a27148a37ecb2f1f868c0e68b36bf8db940a",
+    "bfcl_heldout_labels.jsonl":
+        "e83e59e4b3144da06309902e91e334265526d269ba00e1c47d9bb7dab90588b0",
+}
+"""The draw, its rubric, both readers' blind labels and the adjudicated labels, frozen before
+any classifier rule was changed on them (issue 41): a changed byte fails here."""
+
+
+def test_the_draw_its_rubric_and_labels_are_frozen() -> None:
+    import hashlib
+
+    for name, sha256 in FROZEN.items():
+        assert hashlib.sha256((bh.TURNS.parent / name).read_bytes()).hexdigest() == sha256, name
+
+
+def test_every_row_has_two_blind_labels_and_one_decided_label() -> None:
+    turns = [row["id"] for row in bh.read_jsonl(bh.TURNS)]
+    readers = bh.read_jsonl(bh.TURNS.parent / "bfcl_heldout_reader_labels.jsonl")
+    labels = bh.read_jsonl(bh.TURNS.parent / "bfcl_heldout_labels.jsonl")
+    assert [r["id"] for r in readers] == turns == [r["id"] for r in labels]
+    agreed = sum(r["first"] == r["second"] for r in readers)
+    assert (agreed, len(readers)) == (408, 414)
+    for reader, label in zip(readers, labels, strict=True):
+        assert (label["decided"] == "agreed") == (reader["first"] == reader["second"])
+        if label["decided"] == "agreed":
+            assert label["label"] == reader["first"]
+        else:
+            assert label["label"] in (reader["first"], reader["second"])
