@@ -4,7 +4,7 @@ The second reader labelled the 100 rows of `published_turns_second_pass.jsonl` (
 context only) under the same rubric, before reading the first labels
 (`published_turn_labels.jsonl`, unchanged). Run by hand (not a test):
 
-    python -m tests.published_second_pass   # the figures docs/validation.md states
+    python -m tests.published_second_pass   # the figures docs/history.md states
 
 Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`,
 `published_heldout3_turns.jsonl`) has a second blind reading of all its rows
@@ -78,7 +78,7 @@ def _number(value: float | None) -> str:
 
 
 def summary(found: Agreement) -> str:
-    """The figures in one line, as docs/validation.md states them (whitespace aside)."""
+    """The figures in one line, as docs/history.md states them (whitespace aside)."""
     n = len(found.ids)
     classes = "; ".join(
         f"{c} {found.first.count(c)} / {found.second.count(c)} / "

@@ -1,6 +1,6 @@
 """The published-turns corpus: agent turns of the published τ²-bench runs
 (`data/published/tau2/`), sampled by the selection rule `published-turns-v1`
-(`docs/validation.md`, "Published-run agent turns"), labelled by hand and merged into the
+(`docs/history.md`, "Published-run agent turns"), labelled by hand and merged into the
 classifier corpus as `source: published`; and the held-out draws `published-heldout-v1`, `-v2`
 and `-v3`, labelled blind, as `source: published-heldout`, `published-heldout-2` and
 `published-heldout-3`. Run by hand

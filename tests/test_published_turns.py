@@ -97,7 +97,7 @@ def test_docs_state_the_second_pass_agreement() -> None:
     assert (len(held2.ids), held2.agreed()) == (200, 193)
     held3 = sp.heldout_agreement(3)
     assert (len(held3.ids), held3.agreed()) == (181, 179)
-    docs = " ".join((pt.DATA.parents[1] / "docs" / "validation.md").read_text("utf-8").split())
+    docs = " ".join((pt.DATA.parents[1] / "docs" / "history.md").read_text("utf-8").split())
     for reading in (found, held, held2, held3):
         assert sp.summary(reading) in docs
 
