@@ -52,7 +52,7 @@ import random
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.benchmarks.bfcl.replay import fc_emission, token
 from toolcalib.benchmarks.bfcl.runfiles import find_files, model_folders, read_results
+from toolcalib.classify.base import Context
 from toolcalib.execute.calls import param_order_from_docs
 from toolcalib.execute.textcalls import decode_emission
 from toolcalib.jsonio import sha256_file
@@ -70,6 +71,9 @@ from toolcalib.records import Case, Emission
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 TURNS = DATA / "bfcl_heldout_turns.jsonl"
+LABELS = DATA / "bfcl_heldout_labels.jsonl"
+CORPUS = DATA / "classifier_corpus.jsonl"
+SOURCE = "bfcl-heldout"
 RUBRIC = DATA / "bfcl_heldout_rubric.md"
 PUBLISHED = ROOT / "data" / "published" / "bfcl"
 PANEL = PUBLISHED / "bfcl-result-2025-12-16"
@@ -106,6 +110,10 @@ class Reply:
     reply: str
     output_tokens: Any
     sha256: str
+    decoded: Emission = field(compare=False, repr=False)
+    """The reply as the harness read it (what the classifier classifies)."""
+    context: Context = field(compare=False, repr=False)
+    """What the model saw: the case's question and the offered tools' names."""
 
     @property
     def id(self) -> str:
@@ -192,9 +200,12 @@ def model_replies(model: str, cases: dict[str, Case], sha: dict[str, str]
         tools = case.tools
         decoded = decode_emission(emission, param_order_from_docs(tools),
                                   {doc["name"]: doc for doc in tools})
+        context = Context(user=tuple(m.content for m in case.turns[0].messages
+                                     if m.role == "user"),
+                          tools=tuple(doc["name"] for doc in tools))
         replies.append(Reply(model, entry.case_id, mode, kind_of(decoded), question_text(case),
                              tools_text(case), shown(output, emission), entry.output_tokens,
-                             digest))
+                             digest, decoded, context))
     return replies, excluded
 
 
@@ -283,6 +294,27 @@ def report(rows: list[Reply], excluded: dict[str, list[tuple[str, str]]]) -> str
     return "\n".join(lines)
 
 
+def corpus_rows(rows: list[Reply]) -> list[dict[str, Any]]:
+    """The drawn replies with their decided labels as classifier-corpus rows (`source:
+    bfcl-heldout`): the reply as the harness read it, in the context the model saw."""
+    labels = {row["id"]: row for row in read_jsonl(LABELS)}
+    return [{"id": row.id, "text": row.decoded.text,
+             "structured_calls": row.decoded.structured and bool(row.decoded.tool_calls),
+             "parse": row.decoded.parse, "label": labels[row.id]["label"],
+             "reason": labels[row.id]["reason"], "source": SOURCE,
+             "context": {"user": list(row.context.user), "tools": list(row.context.tools)}}
+            for row in rows]
+
+
+def merge(wheel: Path = WHEEL) -> None:
+    """Replace the corpus's `bfcl-heldout` rows with the drawn rows (appended, draw order)."""
+    kept = [line for line in CORPUS.read_text("utf-8").splitlines()
+            if json.loads(line)["source"] != SOURCE]
+    rows, _ = draw(wheel)
+    CORPUS.write_text("\n".join([*kept, *(json.dumps(row, ensure_ascii=False)
+                                          for row in corpus_rows(rows))]) + "\n", "utf-8")
+
+
 def main(command: str, *args: str) -> None:
     if command == "draw":
         rows, excluded = draw()
@@ -290,8 +322,10 @@ def main(command: str, *args: str) -> None:
         print(report(rows, excluded))
     elif command == "parts":
         write_parts(Path(args[0]) if args else PARTS)
+    elif command == "merge":
+        merge()
     else:
-        raise SystemExit(f"unknown command {command!r}: draw or parts")
+        raise SystemExit(f"unknown command {command!r}: draw, parts or merge")
 
 
 if __name__ == "__main__":

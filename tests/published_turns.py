@@ -10,7 +10,10 @@ and `-v3`, labelled blind, as `source: published-heldout`, `published-heldout-2`
     python -m tests.published_turns merge    # the classifier corpus's published rows
     python -m tests.published_turns heldout  # the held-out draws (`published-heldout-v1` to `-v3`)
 
-`tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
+Each corpus row carries the context the classify stage gives the turn (`classify.base.Context`):
+the simulated user's whole message that opened it and the names of the tools τ² offers in its
+domain (the pinned release's, `merge` reads the release's wheel where the pipeline downloads
+it). `tests/test_published_turns.py` checks that rebuilding gives the committed bytes.
 """
 
 from __future__ import annotations
@@ -19,21 +22,25 @@ import hashlib
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from tests.confirm.published import PUBLISHED, files
+from toolcalib.benchmarks.tau2.environment import tool_schemas
 from toolcalib.benchmarks.tau2.loop import GREETING
 from toolcalib.benchmarks.tau2.published import read_run, simulation_turns
+from toolcalib.benchmarks.tau2.release import WHEEL_FILE, Tau2Release
 
 DATA = Path(__file__).parent / "data"
 TURNS = DATA / "published_turns.jsonl"
 LABELS = DATA / "published_turn_labels.jsonl"
 SECOND_PASS = DATA / "published_turns_second_pass.jsonl"
 CORPUS = DATA / "classifier_corpus.jsonl"
+WHEEL = Path(__file__).resolve().parents[1] / "results" / "raw" / "tau2" / WHEEL_FILE
+"""The pinned τ² release where the pipeline downloads it (`merge` reads its tool names)."""
 SOURCE = "published"
 CALL_QUOTA = 15
 TEXT_QUOTA = 17
@@ -77,6 +84,9 @@ class Turn:
     parse: str
     stratum: str
     context: str
+    user: str = field(default="", compare=False)
+    """The user's whole message (`context` is its first `CONTEXT_CHARS` characters)."""
+    domain: str = field(default="", compare=False)
 
     def order(self) -> tuple[str, str]:
         """The turn's place in its stratum: the sha256 of its id, then the id."""
@@ -125,7 +135,7 @@ def turns_of(path: Path, sha256: str) -> list[Turn]:
                 stratum = f"{position}-{'neg' if NEGATION.search(emission.text) else 'plain'}"
             found.append(Turn(f"{path.stem}:{number}:{index}", name, sha256, emission.text,
                               tuple(call.name for call in emission.tool_calls), emission.parse,
-                              stratum, user[:CONTEXT_CHARS]))
+                              stratum, user[:CONTEXT_CHARS], user, run.domain))
     return found
 
 
@@ -181,25 +191,44 @@ def heldout_draws() -> dict[int, list[Turn]]:
     return heldout(population(), {row["id"] for row in read_jsonl(TURNS)})
 
 
+def contexts(release: Tau2Release) -> dict[str, dict[str, list[str]]]:
+    """Turn id -> its context as a corpus row holds it (`classify.base.Context`, JSON): the
+    user's whole message, and the tools of the turn's domain in the release's order (what
+    the classify stage gives an imported run's turn, `classify.trajectory.turn_contexts`)."""
+    names: dict[str, list[str]] = {}
+    found = {}
+    for turn in population():
+        if turn.domain not in names:
+            names[turn.domain] = [doc["name"] for doc in tool_schemas(release, turn.domain)]
+        found[turn.id] = {"user": [turn.user], "tools": names[turn.domain]}
+    return found
+
+
 def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
-                source: str = SOURCE) -> list[dict[str, Any]]:
-    """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare)."""
+                source: str = SOURCE, seen: dict[str, dict[str, list[str]]] | None = None,
+                ) -> list[dict[str, Any]]:
+    """The classifier-corpus rows of the labelled turns (every turn labelled, no label spare),
+    each with its context where `seen` (`contexts`) is given."""
     missing = [t["id"] for t in turns if t["id"] not in labels]
     spare = sorted(set(labels) - {t["id"] for t in turns})
     if missing or spare:
         raise SystemExit(f"unlabelled turns {missing}; labels of no turn {spare}")
     return [{"id": t["id"], "text": t["text"], "structured_calls": t["structured_calls"],
              "parse": t["parse"], "label": labels[t["id"]]["label"],
-             "reason": labels[t["id"]]["reason"], "source": source} for t in turns]
+             "reason": labels[t["id"]]["reason"], "source": source,
+             **({} if seen is None else {"context": seen[t["id"]]})} for t in turns]
 
 
 def merged(corpus: str, rows: list[dict[str, Any]]) -> str:
-    """The corpus with its published and held-out rows replaced by `rows`, appended (other
-    lines byte-kept)."""
-    kept = [line for line in corpus.splitlines()
-            if json.loads(line)["source"] not in published_sources()]
+    """The corpus with its published and held-out rows replaced by `rows` where the first of
+    them stood (appended when there is none; other lines byte-kept, in order)."""
+    lines = corpus.splitlines()
+    mine = [i for i, line in enumerate(lines)
+            if json.loads(line)["source"] in published_sources()]
+    at = mine[0] if mine else len(lines)
+    kept = [line for i, line in enumerate(lines) if i not in set(mine)]
     return "".join(line + "\n" for line in
-                   kept + [json.dumps(row, ensure_ascii=False) for row in rows])
+                   kept[:at] + [json.dumps(row, ensure_ascii=False) for row in rows] + kept[at:])
 
 
 def published_sources() -> tuple[str, ...]:
@@ -207,20 +236,22 @@ def published_sources() -> tuple[str, ...]:
     return (SOURCE, *(source for _, _, source in HELDOUT_DRAWS.values()))
 
 
-def labelled_rows() -> list[dict[str, Any]]:
-    """The corpus rows of every draw: the first corpus's, then each held-out draw's."""
+def labelled_rows(release: Tau2Release | None = None) -> list[dict[str, Any]]:
+    """The corpus rows of every draw: the first corpus's, then each held-out draw's, each with
+    its context (tool names from `release`; by default the pipeline's download, `WHEEL`)."""
     def by_id(path: Path) -> dict[str, dict[str, Any]]:
         return {row["id"]: row for row in read_jsonl(path)}
 
-    rows = corpus_rows(read_jsonl(TURNS), by_id(LABELS))
+    seen = contexts(release or Tau2Release(WHEEL))
+    rows = corpus_rows(read_jsonl(TURNS), by_id(LABELS), seen=seen)
     for turns, labels, source in HELDOUT_DRAWS.values():
-        rows += corpus_rows(read_jsonl(turns), by_id(labels), source)
+        rows += corpus_rows(read_jsonl(turns), by_id(labels), source, seen)
     return rows
 
 
-def rebuilt_corpus() -> str:
+def rebuilt_corpus(release: Tau2Release | None = None) -> str:
     """The classifier corpus with its published rows rebuilt from the turns and their labels."""
-    return merged(CORPUS.read_text("utf-8"), labelled_rows())
+    return merged(CORPUS.read_text("utf-8"), labelled_rows(release))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -94,3 +94,13 @@ def test_every_row_has_two_blind_labels_and_one_decided_label() -> None:
             assert label["label"] == reader["first"]
         else:
             assert label["label"] in (reader["first"], reader["second"])
+
+
+def test_the_corpus_holds_the_draw_with_its_labels_and_contexts(bfcl_wheel: Path) -> None:
+    """`python -m tests.bfcl_heldout merge` rebuilds the corpus's `bfcl-heldout` rows: each
+    reply as the harness read it, its decided label, and what the model saw."""
+    rows, _ = bh.draw(bfcl_wheel)
+    corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
+    assert [row for row in corpus if row["source"] == bh.SOURCE] == bh.corpus_rows(rows)
+    first = bh.corpus_rows(rows)[0]
+    assert first["context"]["user"] and first["context"]["tools"]

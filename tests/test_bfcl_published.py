@@ -16,6 +16,7 @@ from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.classify import get_profile
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.expand import expand_models
 from toolcalib.jsonio import InputError
 
@@ -58,7 +59,7 @@ def test_dropped_text_is_unknown_and_inference_errors_are_excluded(bfcl_release)
              for step in turn.steps if not step.emission.tool_calls]
     assert ended and all(not e.text_recorded and e.output_tokens for e in ended)
     profile = get_profile("default")
-    assert {profile.classify(e).action for e in ended} == {"unknown"}
+    assert {profile.classify(e, NO_CONTEXT).action for e in ended} == {"unknown"}
     assert run.summary["total_count"] == 3 and run.summary["correct_count"] == 1
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from toolcalib.classify.base import NO_CONTEXT, Context
 from toolcalib.classify.corpus import Candidate, candidates, main, read_candidates
 from toolcalib.classify.validation import Provenance, load_corpus
 from toolcalib.jsonio import write_jsonl
 from toolcalib.records import (
-    NO_DOCS,
     Case,
     Emission,
     Message,
@@ -21,6 +21,7 @@ from toolcalib.records import (
     Trajectory,
     Turn,
     TurnTrace,
+    docs_json,
 )
 
 WEIGHTS = "ab" * 32
@@ -46,7 +47,8 @@ def case(case_id: str, requests: list[str]) -> Case:
     turns = [Turn(index=i, messages=[Message(role="user", content=text)], gold_action="tool_call")
              for i, text in enumerate(requests)]
     return Case(id=case_id, benchmark="bfcl", category="multi_turn_base", turns=turns,
-                tools_json=NO_DOCS, gold_action="tool_call", gold_turn=0, source=source)
+                tools_json=docs_json([{"name": "rm", "description": "", "parameters": {}}]),
+                gold_action="tool_call", gold_turn=0, source=source)
 
 
 def test_distinct_emissions_first_occurrence_first() -> None:
@@ -56,17 +58,19 @@ def test_distinct_emissions_first_occurrence_first() -> None:
                        identity={"gguf_sha256": WEIGHTS}, dropped=(1, 0))
     second = trajectory("c2", [[asked, Emission(text="", tool_calls=[LS], structured=True,
                                                 parse="ok")]], variant="sri")
-    found = candidates([first, second], {("bfcl", "c1", 1): "Now list it.",
-                                         ("bfcl", "c2", 0): "List."})
-    got = [(c.id, c.text, c.structured_calls, c.parse, c.occurrences, c.dropped, c.request)
+    cases = {("bfcl", "c1"): case("c1", ["First.", "Now list it."]),
+             ("bfcl", "c2"): case("c2", ["List."])}
+    found = candidates([first, second], cases)
+    got = [(c.id, c.text, c.structured_calls, c.parse, c.occurrences, c.dropped, c.context.user)
            for c in found]
     assert got == [
-        ("model-m-baseline-multi_turn_base-c1-t0-s0", "[ls()]", False, "ok", 1, False, ""),
+        ("model-m-baseline-multi_turn_base-c1-t0-s0", "[ls()]", False, "ok", 1, False,
+         ("First.",)),
         ("model-m-baseline-multi_turn_base-c1-t0-s1", "Which folder?", False, "none", 2, False,
-         ""),
+         ("First.",)),
         ("model-m-baseline-multi_turn_base-c1-t1-s0", "[ls(", False, "malformed", 1, True,
-         "Now list it."),
-        ("model-m-sri-multi_turn_base-c2-t0-s1", "", True, "ok", 1, False, "List."),
+         ("Now list it.",)),
+        ("model-m-sri-multi_turn_base-c2-t0-s1", "", True, "ok", 1, False, ("List.",)),
     ]
     assert found[0].provenance == Provenance(
         model="m", variant="baseline", benchmark="bfcl", category="multi_turn_base", case="c1",
@@ -89,14 +93,26 @@ def test_main_writes_candidates_that_become_corpus_rows(tmp_path: Path) -> None:
     out = tmp_path / "candidates.jsonl"
     assert main(["--trajectories", str(runs), "--cases", str(cases), "--out", str(out)]) == 0
     (only,) = [Candidate.model_validate_json(line) for line in out.read_text().splitlines()]
-    assert only.request == "Delete it." and only.provenance.weights_sha256 == WEIGHTS
+    assert only.context == Context(user=("Delete it.",), tools=("rm",))
+    assert only.provenance.weights_sha256 == WEIGHTS
     assert read_candidates([runs], [cases]) == [only]
-    labelled = only.model_dump(exclude={"occurrences", "dropped", "request"})
+    assert read_candidates([runs], [])[0].context == NO_CONTEXT  # no case read: nothing known
+    labelled = only.model_dump(exclude={"occurrences", "dropped"})
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({**labelled, "label": "refuse", "reason": "r",
                                   "source": "model"}) + "\n", encoding="utf-8")
     (row,) = load_corpus(corpus)
     assert row.provenance == only.provenance and row.emission().text == "I cannot do that."
+    assert row.context == only.context
+
+
+def test_context_as_the_variant_presents_the_case() -> None:
+    """Tools hidden by the variant are no tools offered; a turn's tools include those added up
+    to it; the user of a simulated turn is the trajectory's own."""
+    hidden = trajectory("c1", [[Emission(text="No tool can do that.")]],
+                        variant="no-tools-visible")
+    (found,) = candidates([hidden], {("bfcl", "c1"): case("c1", ["Delete it."])})
+    assert found.context == Context(user=("Delete it.",), tools=())
 
 
 def test_provenance_is_checked() -> None:

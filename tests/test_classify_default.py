@@ -9,6 +9,7 @@ import pytest
 
 from toolcalib.classify import EmissionAction, get_profile, text_class, turn_action
 from toolcalib.classify import default as default_module
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.default import DefaultProfile, load_cues
 from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
 
@@ -17,7 +18,7 @@ PAPER = get_profile("paper")
 
 
 def rule(text: str) -> str:
-    return DEFAULT.classify(Emission(text=text)).rule
+    return DEFAULT.classify(Emission(text=text), NO_CONTEXT).rule
 
 
 def test_registered_and_versioned() -> None:
@@ -82,7 +83,7 @@ def test_taxonomy_documents_every_class() -> None:
     ],
 )
 def test_emission_rules(emission: Emission, expected: EmissionAction) -> None:
-    assert DEFAULT.classify(emission) == expected
+    assert DEFAULT.classify(emission, NO_CONTEXT) == expected
 
 
 def test_parsed_text_calls_fix_the_paper_blind_spot() -> None:
@@ -91,12 +92,14 @@ def test_parsed_text_calls_fix_the_paper_blind_spot() -> None:
         tool_calls=[ToolCall(name="ls")],
         parse="ok",
     )
-    assert DEFAULT.classify(emission).action == "tool_call"
-    assert PAPER.classify(emission).rule == "paper:other"  # the paper profile stays exact
+    assert DEFAULT.classify(emission, NO_CONTEXT).action == "tool_call"
+    # the paper profile stays exact
+    assert PAPER.classify(emission, NO_CONTEXT).rule == "paper:other"
 
 
 def test_malformed_inner_class_is_readable() -> None:
-    action = DEFAULT.classify(Emission(text="I can't parse ls(", parse="malformed"))
+    action = DEFAULT.classify(Emission(text="I can't parse ls(", parse="malformed"),
+                              NO_CONTEXT)
     assert (action.action, text_class(action)) == ("malformed", "refuse")
 
 
@@ -120,7 +123,7 @@ def test_malformed_inner_class_is_readable() -> None:
 )
 def test_call_shapes_in_prose_are_malformed(text: str, detail: str, evidence: str) -> None:
     """Calls written where the harness does not look execute nothing: malformed, not other."""
-    action = DEFAULT.classify(Emission(text=text))
+    action = DEFAULT.classify(Emission(text=text), NO_CONTEXT)
     assert (action.action, action.rule, action.evidence) == (
         "malformed",
         f"default:malformed:{detail}",
@@ -141,7 +144,7 @@ def test_call_shapes_in_prose_are_malformed(text: str, detail: str, evidence: st
     ],
 )
 def test_not_call_shapes(text: str) -> None:
-    assert DEFAULT.classify(Emission(text=text)).action != "malformed"
+    assert DEFAULT.classify(Emission(text=text), NO_CONTEXT).action != "malformed"
 
 
 # -- sentence rules ---------------------------------------------------------------------------
@@ -286,11 +289,12 @@ def test_sentence_rules(text: str, expected: str) -> None:
 
 
 def test_every_cue_has_an_example() -> None:
-    """Each cue of the classifying groups decides at least one case above."""
+    """Each cue of the classifying groups decides at least one case above (`tool_lacks` reads
+    the context: `tests/test_classify_context.py`)."""
     named = {r.split(":")[2] for _, r in CASES}
     groups = set(load_cues()["cues"]) - {"self_answer", "pending_action", "preference",
                                          "warning", "alternative", "optional",
-                                         "later_request", "request_now"}
+                                         "later_request", "request_now", "tool_lacks"}
     missing = {n for g in groups for n in load_cues()["cues"][g] if n not in named}
     assert missing == set()
 
@@ -352,8 +356,8 @@ def test_every_cue_has_an_example() -> None:
     ],
 )
 def test_blind_spots(text: str, action: str, paper_action: str) -> None:
-    assert DEFAULT.classify(Emission(text=text)).action == action
-    assert PAPER.classify(Emission(text=text)).action == paper_action
+    assert DEFAULT.classify(Emission(text=text), NO_CONTEXT).action == action
+    assert PAPER.classify(Emission(text=text), NO_CONTEXT).action == paper_action
 
 
 # -- issue 28: blind spots on strong models' customer-service dialogue -------------------------
@@ -637,9 +641,10 @@ def test_every_alternative_cue_scopes_the_requests_after_it() -> None:
 
 
 def test_evidence_is_the_decisive_sentence() -> None:
-    action = DEFAULT.classify(Emission(text="Done.  The file\nmoved. Shall I   also delete it?"))
+    action = DEFAULT.classify(
+        Emission(text="Done.  The file\nmoved. Shall I   also delete it?"), NO_CONTEXT)
     assert (action.rule, action.evidence) == ("default:confirm:shall_i", "Shall I also delete it?")
-    assert DEFAULT.classify(Emission(text="Plain words.")).evidence == ""
+    assert DEFAULT.classify(Emission(text="Plain words."), NO_CONTEXT).evidence == ""
 
 
 @pytest.mark.parametrize(
@@ -657,11 +662,13 @@ def test_sentence_splitting(text: str, count: int) -> None:
 
 
 def test_turn_priority_still_applies_across_emissions() -> None:
-    actions = [DEFAULT.classify(Emission(text=t)) for t in ("Which file?", "I can't do that.")]
+    actions = [DEFAULT.classify(Emission(text=t), NO_CONTEXT)
+               for t in ("Which file?", "I can't do that.")]
     assert turn_action(actions).action == "refuse"
 
 
 def test_deterministic() -> None:
     texts = [text for text, _ in CASES]
     fresh = DefaultProfile()
-    assert [rule(t) for t in texts] == [fresh.classify(Emission(text=t)).rule for t in texts]
+    assert [rule(t) for t in texts] == [
+        fresh.classify(Emission(text=t), NO_CONTEXT).rule for t in texts]

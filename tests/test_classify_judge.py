@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.judge import (
     JUDGED,
@@ -82,7 +83,7 @@ def test_rules_decide_calls_and_wordless_text_without_the_judge():
                       tool_calls=[ToolCall(name="ls")], parse="ok")
     malformed = Emission(text="<tool_call>{oops", parse="malformed")
     shape = Emission(text='Calling {"name": "ls", "arguments": {}} now.')
-    actions = [judge.classify(e) for e in (structured, parsed, malformed, shape,
+    actions = [judge.classify(e, NO_CONTEXT) for e in (structured, parsed, malformed, shape,
                                            Emission(text=""), Emission(text="<think>hm</think>"))]
     assert [a.action for a in actions] == ["tool_call", "tool_call", "malformed", "malformed",
                                            None, "other"]
@@ -99,7 +100,7 @@ def test_texts_are_judged_once_in_batches_and_unparseable_replies_are_counted():
                  ("Which file?", "<think>x</think>Which file?", "I can't do that.", "Done.")]
     judge.prepare(emissions)
     assert backend.batches == [["Which file?", "I can't do that."], ["Done."]]
-    actions = [judge.classify(e) for e in emissions]
+    actions = [judge.classify(e, NO_CONTEXT) for e in emissions]
     assert [(a.action, a.rule) for a in actions] == [
         ("ask", "judge:ask"), ("ask", "judge:ask"), ("refuse", "judge:refuse"),
         ("other", "judge:other:unparsed")]
@@ -143,7 +144,7 @@ def test_a_real_judge_labels_corpus_rows_and_a_rerun_is_served_by_the_store(smol
     emissions = [row.emission() for row in rows]
     first = choose_profile("judge", _spec(smollm2_dir), str(tmp_path / "store"))
     first.prepare(emissions)
-    labels = [first.classify(e) for e in emissions]
+    labels = [first.classify(e, NO_CONTEXT) for e in emissions]
     assert [a.action for a in labels[:2]] == ["tool_call", "tool_call"]
     judged = labels[2:]
     assert all(a.action in ACTION_CLASSES and a.rule.startswith("judge:") for a in judged)
@@ -153,7 +154,7 @@ def test_a_real_judge_labels_corpus_rows_and_a_rerun_is_served_by_the_store(smol
     # a new run: a fresh store connection (the loaded model is reused only to save time)
     again = JudgeProfile(StoredBackend(first.backend.inner, ResponseStore(tmp_path / "store")))
     again.prepare(emissions)
-    assert [again.classify(e) for e in emissions] == labels
+    assert [again.classify(e, NO_CONTEXT) for e in emissions] == labels
     assert again.backend.misses == 0 and again.backend.hits == 3
 
 

@@ -11,6 +11,7 @@ from toolcalib.classify import (
     text_class,
     turn_action,
 )
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.paper import load_cues
 from toolcalib.jsonio import InputError
 from toolcalib.metrics.inputs import ACTION_SCHEMA, actions_frame
@@ -32,7 +33,7 @@ PAPER = get_profile("paper")
 
 
 def classify(text: str) -> EmissionAction:
-    return PAPER.classify(Emission(text=text))
+    return PAPER.classify(Emission(text=text), NO_CONTEXT)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +186,7 @@ def test_cue_tables_are_complete() -> None:
     ],
 )
 def test_emission_rules(emission: Emission, expected: EmissionAction) -> None:
-    assert PAPER.classify(emission) == expected
+    assert PAPER.classify(emission, NO_CONTEXT) == expected
 
 
 @pytest.mark.parametrize(
@@ -193,7 +194,7 @@ def test_emission_rules(emission: Emission, expected: EmissionAction) -> None:
     [('[{"name": "ls", "arguments": {', "tool_call"), ("I can't parse ls(", "refuse"), ("", None)],
 )
 def test_malformed_keeps_the_paper_class(text: str, paper_class: str | None) -> None:
-    action = PAPER.classify(Emission(text=text, parse="malformed"))
+    action = PAPER.classify(Emission(text=text, parse="malformed"), NO_CONTEXT)
     assert action.action == "malformed"
     assert text_class(action) == paper_class
     assert text_class(classify("Which?")) == "ask"

@@ -55,10 +55,10 @@ def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
     assert not any(t.id.endswith(":0") for t in turns)  # τ²'s greeting is no agent turn
 
 
-def test_merge_keeps_other_rows_and_is_deterministic() -> None:
+def test_merge_keeps_other_rows_and_is_deterministic(tau2_release) -> None:
     corpus = pt.CORPUS.read_text("utf-8")
-    rebuilt = pt.rebuilt_corpus()
-    assert rebuilt == pt.merged(rebuilt, pt.labelled_rows())
+    rebuilt = pt.rebuilt_corpus(tau2_release)
+    assert rebuilt == pt.merged(rebuilt, pt.labelled_rows(tau2_release))
     others = [line for line in corpus.splitlines()
               if json.loads(line)["source"] not in pt.published_sources()]
     assert rebuilt.splitlines()[:len(others)] == others
@@ -70,11 +70,30 @@ def test_merge_keeps_other_rows_and_is_deterministic() -> None:
     assert [row["source"] for row in published] == [pt.SOURCE] * len(pt.read_jsonl(pt.TURNS)) + [
         source for turns, _, source in draws for _ in pt.read_jsonl(turns)]
     assert {tuple(row) for row in published} == {
-        ("id", "text", "structured_calls", "parse", "label", "reason", "source")}
+        ("id", "text", "structured_calls", "parse", "label", "reason", "source", "context")}
 
 
-def test_corpus_holds_the_published_rows() -> None:
-    assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus()
+def test_published_rows_carry_what_the_agent_saw(tau2_release) -> None:
+    """Each row's context is the user's whole message that opened the turn (the turns file
+    keeps its first characters) and the tools of its domain, as an imported run's case has
+    them."""
+    from toolcalib.benchmarks.tau2.environment import tool_schemas
+
+    paths = (pt.TURNS, *(turns for turns, _, _ in pt.HELDOUT_DRAWS.values()))
+    turns = {t["id"]: t for path in paths for t in pt.read_jsonl(path)}
+    domains = {d: tuple(doc["name"] for doc in tool_schemas(tau2_release, d))
+               for d in ("airline", "retail")}
+    rows = [row for row in load_corpus(pt.CORPUS) if row.id in turns]
+    assert len(rows) == len(turns)
+    for row in rows:
+        (user,) = row.context.user
+        assert user.startswith(turns[row.id]["context"]) and len(user) >= len(
+            turns[row.id]["context"])
+        assert row.context.tools == domains["retail" if "_retail_" in row.id else "airline"]
+
+
+def test_corpus_holds_the_published_rows(tau2_release) -> None:
+    assert pt.CORPUS.read_text("utf-8") == pt.rebuilt_corpus(tau2_release)
     rows = load_corpus(pt.CORPUS)
     assert sum(row.source == "published" for row in rows) == len(pt.read_jsonl(pt.TURNS))
     for turns, _, source in pt.HELDOUT_DRAWS.values():

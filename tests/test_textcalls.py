@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.validation import load_corpus
 from toolcalib.execute.calls import param_order_from_docs, render_call
 from toolcalib.execute.textcalls import TextParse, decode_emission, parse_text_calls
@@ -257,7 +258,7 @@ def test_every_profile_classes_them_malformed() -> None:
     for profile in profiles:
         profile.prepare(emissions)
         for emission in emissions:
-            action = profile.classify(emission)
+            action = profile.classify(emission, NO_CONTEXT)
             assert action.action == "malformed", (profile.name, emission.text, action)
             assert action.rule.startswith("malformed:")
 
@@ -285,14 +286,15 @@ def test_the_corpus_parse_is_what_the_harness_makes_of_each_text() -> None:
     docs), so a parser change that would change one shows here, not only in the validation
     figures; a published run's agent message went through no text parser (its calls came
     structured), so its `parse` is `ok` with structured calls and `none` without (as
-    `benchmarks.tau2.published` imports it); the rows written for issue 14 are there and say
-    so."""
+    `benchmarks.tau2.published` imports it); a `bfcl-heldout` row's parse is the importer's,
+    with its case's tool docs (`tests/test_bfcl_heldout.py` rebuilds those rows); the rows
+    written for issue 14 are there and say so."""
     rows = load_corpus(Path(__file__).parent / "data" / "classifier_corpus.jsonl")
     published = [r for r in rows if r.source.startswith("published")]
     assert published and all(r.parse == ("ok" if r.structured_calls else "none")
                              for r in published)
     stale = [(r.id, r.parse, status) for r in rows if not r.structured_calls
-             and not r.source.startswith("published")
+             and not r.source.startswith("published") and r.source != "bfcl-heldout"
              and (status := parse_text_calls(r.text).status) != r.parse]
     assert stale == []
     issue = [r for r in rows if r.id.startswith("hand-issue14-")]

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 import yaml
 
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.judge import JudgeProfile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.jsonio import dumps, parse_line
@@ -79,9 +80,10 @@ def test_every_profile_classes_an_unrecorded_output_unknown(name: str) -> None:
     called = Emission(tool_calls=[ToolCall(name="ls")], structured=True, parse="ok",
                       text_recorded=False)
     profile.prepare([unrecorded, called])
-    assert tuple(profile.classify(unrecorded)) == ("unknown", "unrecorded", "")
-    assert profile.classify(called).action == "tool_call"
-    assert profile.classify(Emission(text="")).action is None  # empty, recorded: no class
+    assert tuple(profile.classify(unrecorded, NO_CONTEXT)) == ("unknown", "unrecorded", "")
+    assert profile.classify(called, NO_CONTEXT).action == "tool_call"
+    # empty, recorded: no class
+    assert profile.classify(Emission(text=""), NO_CONTEXT).action is None
 
 
 def test_unknown_is_the_last_class() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolcalib.classify import EmissionAction, Profile
+from toolcalib.classify import Context, EmissionAction, Profile
 from toolcalib.classify.validation import (
     NO_CLASS,
     SUMMARY_SCHEMA,
@@ -36,7 +36,7 @@ class EchoProfile(Profile):
 
     name = "echo"
 
-    def classify_text(self, text: str) -> EmissionAction:
+    def classify_text(self, text: str, context: Context) -> EmissionAction:
         return EmissionAction(action=text.removeprefix("p:"), rule="echo")
 
 
@@ -174,6 +174,17 @@ def test_published_rows_are_a_source_of_their_own(tmp_path: Path) -> None:
     assert summary["n"].to_list() == [3, 1, 1, 1, 2]
     with pytest.raises(InputError, match="provenance: required"):
         load_corpus(write(tmp_path / "p.jsonl", [{**published, "provenance": PROVENANCE}]))
+
+
+def test_the_bfcl_held_out_draw_is_scored_per_panel_model(tmp_path: Path) -> None:
+    corpus = write(tmp_path / "c.jsonl", [
+        row("gpt-x:irrelevance_1", "p:refuse", "refuse", source="bfcl-heldout"),
+        row("gpt-x:irrelevance_2", "p:ask", "refuse", source="bfcl-heldout"),
+        row("phi-y:irrelevance_1", "p:other", "other", source="bfcl-heldout")])
+    _, summary = validation_frames(corpus, [EchoProfile()])
+    assert summary["source"].to_list() == ["all", "bfcl-heldout", "bfcl-heldout:gpt-x",
+                                           "bfcl-heldout:phi-y"]
+    assert summary["accuracy"].to_list() == [2 / 3, 2 / 3, 0.5, 1.0]
 
 
 def test_validation_of_chosen_sources(tmp_path: Path) -> None:

@@ -54,13 +54,14 @@ def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
 
 def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
              files: Category) -> Evaluated:
-    """Action rows (gold classes as the trajectory's variant presents them) and the
-    benchmark's verdict of every trajectory of one category."""
+    """Action rows (the case as the trajectory's variant presents it: gold classes, and the
+    tools its emissions' contexts name) and the benchmark's verdict of every trajectory of
+    one category."""
     pairs = matching(files.cases, files.trajectories)
     golds = benchmark.read_gold(files.gold)
     profile.prepare([step.emission for _, trajectory in pairs for turn in trajectory.turns
                      for step in turn.steps])
-    presented = [get_variant(trajectory.variant).adjust_gold(case) for case, trajectory in pairs]
+    presented = [get_variant(trajectory.variant).adjust_case(case) for case, trajectory in pairs]
     actions = [row for shown, (_, trajectory) in zip(presented, pairs, strict=True)
                for row in action_rows(trajectory, shown, profile)]
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.default import DefaultProfile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.records import Emission, Message, ToolCall
@@ -65,8 +66,10 @@ def sri_message(context: ProbeContext) -> str:
 
 
 def halt_probe(kind: str, reply: Emission, context: ProbeContext) -> Decision:
+    """`sri-gate` reads the reply alone (`NO_CONTEXT`), as it always has: how the classifier
+    reads an emission's context never changes what a model is sent."""
     if kind == "sri-gate":
-        action = get_profile(GATE_PROFILE).classify(reply)
+        action = get_profile(GATE_PROFILE).classify(reply, NO_CONTEXT)
         if action.action == "ask":
             return Decision(False, f"reply asks the user ({action.rule})")
     return Decision(True, "turn about to end without a call",

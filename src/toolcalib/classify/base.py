@@ -1,9 +1,11 @@
-"""What every classifier profile shares: the action record, the emission wrapper, turn priority."""
+"""What every classifier profile shares: the action record, the emission's context, the
+emission wrapper, turn priority."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -17,6 +19,31 @@ if TYPE_CHECKING:
 
 MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the model saw at the turn of an emission (the turn's opening; the conversation
+    before it is not here): the input a profile may read an emission against
+    (`Profile.classify`; built by `classify.trajectory.turn_contexts`).
+
+    Only what was sent to the model, after the variant's changes: never a gold class, a
+    category or anything else of the benchmark's. Whether the emission's own text was recorded
+    is the emission's (`Emission.text_recorded`), not the context's: one fact, one place.
+    """
+
+    user: tuple[str, ...] = ()
+    """The user message(s) that opened the turn (BFCL: the case turn's user messages; τ²: the
+    simulated user's message, `TurnTrace.user`); a variant probe's message within the turn is
+    the harness's, not the user's, and is not here."""
+    tools: tuple[str, ...] = ()
+    """The names of the tools offered at the turn, in order (none under a variant that hides
+    them)."""
+
+
+NO_CONTEXT = Context()
+"""The context of an emission read alone: no user message, no tools known (a hand-written
+corpus row; a caller that reads an agent's text by itself, e.g. the reference user)."""
 
 
 class EmissionAction(NamedTuple):
@@ -68,32 +95,40 @@ class Profile(ABC):
         """What the profile did, for a stage's log (rule profiles: nothing to tell)."""
         return None
 
-    def text_action(self, text: str) -> EmissionAction:
-        """`classify_text`, computed once per distinct text of the profile's lifetime (a run):
-        a text's class is a function of the text alone, and runs repeat texts ("Done.")."""
+    def reads(self, context: Context) -> Hashable:
+        """What of `context` the profile's text rules read (the key `text_action` caches on
+        beside the text): nothing here; a profile that reads the context says what."""
+        return None
+
+    def text_action(self, text: str, context: Context) -> EmissionAction:
+        """`classify_text`, computed once per distinct text and `reads(context)` of the
+        profile's lifetime (a run): a text's class is a function of the text and of what the
+        rules read of its context, and runs repeat texts ("Done.")."""
         try:
             known = self._known
         except AttributeError:
             known = self._known = {}
-        action = known.get(text)
+        key = (text, self.reads(context))
+        action = known.get(key)
         if action is None:
-            action = known[text] = self.classify_text(text)
+            action = known[key] = self.classify_text(text, context)
         return action
 
     @abstractmethod
-    def classify_text(self, text: str) -> EmissionAction:
-        """Classify a text emission that is not empty or whitespace only."""
+    def classify_text(self, text: str, context: Context) -> EmissionAction:
+        """Classify a text emission that is not empty or whitespace only, in its context."""
 
-    def classify(self, emission: Emission) -> EmissionAction:
+    def classify(self, emission: Emission, context: Context) -> EmissionAction:
         """Structured calls are tool_call; an output the record did not keep is `unknown`; a
         malformed parse is `malformed`, never an abstention (its rule keeps what the text rules
-        alone said); empty text with no calls has no class."""
+        alone said); empty text with no calls has no class. `context`: what the model saw at
+        the emission's turn (`NO_CONTEXT` where nothing is known)."""
         if emission.structured and emission.tool_calls:
             names = ",".join(call.name for call in emission.tool_calls)
             return EmissionAction(action="tool_call", rule="structured", evidence=names)
         if not emission.text_recorded:
             return UNRECORDED
-        by_text = self.text_action(emission.text) if emission.text.strip() else EMPTY
+        by_text = self.text_action(emission.text, context) if emission.text.strip() else EMPTY
         if emission.parse == "malformed":
             return EmissionAction(
                 action="malformed", rule=MALFORMED_PREFIX + by_text.rule, evidence=by_text.evidence

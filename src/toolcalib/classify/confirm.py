@@ -59,6 +59,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.default import readable, strip_reasoning
 from toolcalib.classify.profiles import get_profile
 
@@ -263,11 +264,11 @@ def approval_request(agent_text: str) -> EmissionAction:
     first, until a `confirm` or no ask or refusal is left (module docstring, rule 1)."""
     profile = get_profile("default")
     text = readable(strip_reasoning(agent_text))
-    action = first = profile.text_action(text)
+    action = first = profile.text_action(text, NO_CONTEXT)  # the request read by itself
     sentences = [s.text for s in profile.sentences(text)]
     while action.action in ("ask", "refuse") and action.evidence in sentences:
         sentences.remove(action.evidence)
-        action = profile.text_action("\n".join(sentences))
+        action = profile.text_action("\n".join(sentences), NO_CONTEXT)
     return action if action.action == "confirm" else first
 
 

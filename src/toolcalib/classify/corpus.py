@@ -2,11 +2,12 @@
 
 Reads trajectory files only (never an action table, a metric or a classifier profile), so labels
 written on the candidates are decided before any profile has seen them. Each candidate is what a
-profile sees of the emission (`text`, `structured_calls`, `parse`, as in a corpus row), where it
-came from (`validation.Provenance`), how often the same emission occurs in the files read, and
-the user request of its turn (read from the case, for the labeller only; never in a corpus row).
-Identical (text, structured_calls, parse) emissions are kept once, at their first occurrence;
-order: the files in the order given, then case, turn and step.
+profile sees of the emission (`text`, `structured_calls`, `parse` and its turn's `context`, as in
+a corpus row: the context as the classify stage builds it, `trajectory.turn_contexts`, from the
+case as the trajectory's variant presents it), where it came from (`validation.Provenance`), and
+how often the same emission occurs in the files read. Identical (text, structured_calls, parse)
+emissions are kept once, at their first occurrence (with that occurrence's context); order: the
+files in the order given, then case, turn and step.
 
 Run as `python -m toolcalib.classify.corpus --trajectories T.jsonl... [--cases C.jsonl...] --out
 candidates.jsonl` (not a pipeline stage: the corpus is labelled by hand from its output).
@@ -20,10 +21,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
+from toolcalib.classify.base import Context
+from toolcalib.classify.trajectory import turn_contexts
 from toolcalib.classify.validation import Provenance
 from toolcalib.config import StrictModel
 from toolcalib.jsonio import iter_records, write_jsonl
 from toolcalib.records import Case, Emission, Trajectory
+from toolcalib.variants import get_variant
 
 WEIGHTS_KEYS = ("gguf_sha256", "weights_sha256")
 """Identity keys that hold a model's weights hash, by backend (transformers, openai)."""
@@ -41,8 +45,10 @@ class Candidate(StrictModel):
     """How many emissions of the files read are identical to this one."""
     dropped: bool
     """The first occurrence was withdrawn by a variant's probe (classified all the same)."""
-    request: str
-    """The user messages that open the emission's turn."""
+    context: Context
+    """What the model saw at the first occurrence's turn (`classify.base.Context`): the user
+    message(s) that opened it and the tools offered; from the trajectory alone (τ²'s user)
+    where its case was not read."""
 
 
 def emission_key(emission: Emission) -> tuple[str, bool, str]:
@@ -50,22 +56,25 @@ def emission_key(emission: Emission) -> tuple[str, bool, str]:
     return emission.text, emission.structured and bool(emission.tool_calls), emission.parse
 
 
-def requests(cases: Iterable[Case]) -> dict[tuple[str, str, int], str]:
-    """(benchmark, case id, turn) -> the user messages that open that turn."""
-    return {
-        (case.benchmark, case.id, turn.index): "\n".join(
-            m.content for m in turn.messages if m.role == "user")
-        for case in cases for turn in case.turns
-    }
+def contexts(trajectory: Trajectory, case: Case | None) -> dict[int, Context]:
+    """Each turn's context (`trajectory.turn_contexts`), `case` as the trajectory's variant
+    presents it; without the case, the simulated user's message alone, where recorded."""
+    traces = {turn.index: turn for turn in trajectory.turns}
+    if case is not None:
+        return turn_contexts(get_variant(trajectory.variant).adjust_case(case), traces)
+    return {index: Context(user=() if trace.user is None else (trace.user,))
+            for index, trace in traces.items()}
 
 
 def candidates(trajectories: Iterable[Trajectory],
-               turn_requests: Mapping[tuple[str, str, int], str]) -> list[Candidate]:
-    """The distinct emissions of `trajectories`, first occurrence first (module docstring)."""
+               cases: Mapping[tuple[str, str], Case]) -> list[Candidate]:
+    """The distinct emissions of `trajectories`, first occurrence first (module docstring);
+    `cases` by (benchmark, case id)."""
     found: dict[tuple[str, bool, str], Candidate] = {}
     for trajectory in trajectories:
         weights = next((trajectory.model_identity[k] for k in WEIGHTS_KEYS
                         if k in trajectory.model_identity), None)
+        seen = contexts(trajectory, cases.get((trajectory.benchmark, trajectory.case_id)))
         for turn in trajectory.turns:
             for step in turn.steps:
                 key = emission_key(step.emission)
@@ -81,17 +90,17 @@ def candidates(trajectories: Iterable[Trajectory],
                 found[key] = Candidate(
                     id=where.row_id(), text=key[0], structured_calls=key[1], parse=key[2],
                     provenance=where, occurrences=1, dropped=step.dropped,
-                    request=turn_requests.get(
-                        (trajectory.benchmark, trajectory.case_id, turn.index), ""))
+                    context=seen[turn.index])
     return list(found.values())
 
 
 def read_candidates(trajectory_files: Iterable[str | Path],
                     case_files: Iterable[str | Path]) -> list[Candidate]:
-    """`candidates` of trajectory files, requests from case files (either may be empty)."""
-    turn_requests = requests(case for path in case_files for case in iter_records(path, Case))
+    """`candidates` of trajectory files, contexts from case files (either may be empty)."""
+    cases = {(case.benchmark, case.id): case
+             for path in case_files for case in iter_records(path, Case)}
     trajectories = (t for path in trajectory_files for t in iter_records(path, Trajectory))
-    return candidates(trajectories, turn_requests)
+    return candidates(trajectories, cases)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", nargs="+", required=True)
     parser.add_argument("--cases", nargs="*", default=[],
-                        help="case files: each candidate gets its turn's user request")
+                        help="case files: each candidate gets its turn's context")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     found = read_candidates(args.trajectories, args.cases)

@@ -91,6 +91,19 @@ only bold text, or a markdown table row, is a heading), then the emission
 takes the best sentence: ask > refuse > confirm > other. Across a turn's emissions the turn
 priority of `records.ACTION_CLASSES` still applies. Rules are `default:<class>:<detail>`, the
 evidence is the decisive sentence (or call fragment); cues live in `data/default_classifier.yaml`.
+
+Read against the context (`classify.base.Context`: the user's message(s) that opened the turn and
+the tools offered; with `NO_CONTEXT` none of this applies and the text alone decides):
+- a statement naming a tool offered at the turn that says what the tool does not do refuses:
+  no offered tool does what was asked ("determine_bmi only calculates body mass index.",
+  `default:refuse:tool_<cue>`, cues `tool_lacks`; a tool whose name is a plain word,
+  "calculate", is named only as code); naming a tool nobody offered says nothing of the kind;
+- after the user's approval (their last message opens with a yes or a go-ahead), an emission that
+  reports an action done (a `completion` sentence) and whose every request is a follow-up,
+  naming nothing of the user's message or asking what the user would like, is a completion
+  report with a follow-up offer: `other` (`default:other:after_approval`, the completion
+  sentence as evidence). A request for what the user's message asked stays a request.
+The text's own reading is computed once per text, the context's part once per text and context.
 """
 
 from __future__ import annotations
@@ -98,12 +111,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
+from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
 
 if TYPE_CHECKING:
     from toolcalib.records import Emission
@@ -141,6 +154,16 @@ PARAGRAPH = re.compile(r"\n\s*\n")
 THIRD_PERSON = re.compile(r"\bthe (?:user|customer)\b|\buser's\b", re.IGNORECASE)
 SECOND_PERSON = re.compile(r"\byou(?:r|rs)?\b", re.IGNORECASE)
 SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\s\"')\]*_]*$")
+TERM = re.compile(r"[#\w][\w'-]*\w")
+"""A word of a sentence or of the user's message, for what the two name alike (`terms`)."""
+SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "ies", "ied",
+            "ers", "er", "ed", "es", "s", "y", "e")
+"""Endings taken off a word before two words are compared ("cancelled", "cancellation" and
+"cancel" name one thing): the first that leaves three characters, then a doubled consonant."""
+PLAIN_NAME = re.compile(r"[a-z]+")
+"""A tool name that is a plain (lower-cased) word: in prose it names the tool only as code."""
+Reading = tuple[str, str, str]
+"""A sentence's class, its cue (the rule's detail) and the sentence as written."""
 
 
 @dataclass(frozen=True)
@@ -182,15 +205,43 @@ class DefaultProfile(Profile):
         # A hypothetical clause or a precondition: no alternative is offered in it.
         self.subordinate = re.compile(f"{cues['hypothetical']}|{cues['precondition']}")
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
+        context_cues = cues["context"]
+        self.approval = re.compile(context_cues["approval"])
+        self.common_words = frozenset(context_cues["common_words"])
+        self._readings: dict[str, EmissionAction | tuple[list[Sentence], list[Reading]]] = {}
+        self._tool_names: dict[tuple[str, ...], re.Pattern[str]] = {}
 
-    def classify(self, emission: Emission) -> EmissionAction:
+    def reads(self, context: Context) -> Hashable:
+        """The whole context: the user's message(s) and the tools offered (`classify_text`)."""
+        return context
+
+    def classify(self, emission: Emission, context: Context) -> EmissionAction:
         """Any calls the harness will execute make a tool_call, parsed from text or not."""
         if emission.tool_calls and not emission.structured:
             names = ",".join(call.name for call in emission.tool_calls)
             return self._action("tool_call", "parsed", names)
-        return super().classify(emission)
+        return super().classify(emission, context)
 
-    def classify_text(self, text: str) -> EmissionAction:
+    def classify_text(self, text: str, context: Context) -> EmissionAction:
+        read = self.reading(text)
+        if isinstance(read, EmissionAction):
+            return read
+        sentences, readings = read
+        readings = self._named_tools(sentences, readings, context.tools)
+        best = self._decide(sentences, readings)
+        if follow_up := self._follow_up(best, sentences, readings, context.user):
+            best = ("other", "after_approval", follow_up)
+        return self._action(*best)
+
+    def reading(self, text: str) -> EmissionAction | tuple[list[Sentence], list[Reading]]:
+        """What the text alone says (computed once per text): a call shape, or no words, as
+        its action; else its sentences and each one's reading (`read_sentence`)."""
+        if (known := self._readings.get(text)) is not None:
+            return known
+        read = self._readings[text] = self._read(text)
+        return read
+
+    def _read(self, text: str) -> EmissionAction | tuple[list[Sentence], list[Reading]]:
         visible = strip_reasoning(text)
         for detail, regex in self.call_shapes.items():
             if found := regex.search(visible):
@@ -208,6 +259,10 @@ class DefaultProfile(Profile):
             following = sentences[index + 1].match if index + 1 < len(sentences) else ""
             answered = sentence.question and bool(self._hit("self_answer", following))
             readings.append((*self.read_sentence(sentence, pending, answered), sentence.text))
+        return sentences, readings
+
+    def _decide(self, sentences: list[Sentence], readings: list[Reading]) -> Reading:
+        """The emission's reading from its sentences' (module docstring, classes 3-6)."""
         best = min(readings, key=lambda reading: SENTENCE_RANK.index(reading[0]))
         refusals = [reading for reading in readings if reading[0] == "refuse"]
         if best[0] == "ask" and refusals:
@@ -223,7 +278,64 @@ class DefaultProfile(Profile):
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
             best = named[0] if named else ("other", "statement", "")
-        return self._action(*best)
+        return best
+
+    def _named_tools(self, sentences: list[Sentence], readings: list[Reading],
+                     tools: tuple[str, ...]) -> list[Reading]:
+        """`readings`, a statement that names a tool offered at the turn and says what it does
+        not do ("determine_bmi only calculates body mass index.", cues `tool_lacks`, outside a
+        hypothetical clause) read as a refusal: no offered tool does what was asked. A name
+        that is a plain word ("calculate") names the tool only as code: `calculate` or
+        calculate(...)."""
+        if not tools:
+            return readings
+        if (named := self._tool_names.get(tools)) is None:
+            names = "|".join(
+                rf"`{re.escape(name)}`|{re.escape(name)}\(" if PLAIN_NAME.fullmatch(name)
+                else re.escape(name) for name in sorted(map(str.lower, tools), key=len,
+                                                         reverse=True))
+            named = self._tool_names[tools] = re.compile(rf"(?<![\w.])(?:{names})(?!\w)")
+        return [("refuse", cue, reading[2])
+                if reading[0] == "other" and not sentence.question
+                and named.search(sentence.text.lower())
+                and (cue := self._outside("tool_lacks", sentence.match, self.hypothetical))
+                else reading for sentence, reading in zip(sentences, readings, strict=True)]
+
+    def _follow_up(self, best: Reading, sentences: list[Sentence], readings: list[Reading],
+                   user: tuple[str, ...]) -> str:
+        """After the user's approval (their last message opens with a yes or a go-ahead,
+        `approval`), an emission that reports an action done (a `completion` sentence) and
+        whose every request is a follow-up, naming nothing of the user's message or asking
+        what the user would like (`preference`: "If you want to cancel that too, ..."), is a
+        completion report with a follow-up offer: its completion sentence (the evidence);
+        else ""."""
+        if best[0] not in ("ask", "confirm") or not user or not self.approval.search(
+                self._normal(user[-1])):
+            return ""
+        done = [s for s in sentences if self._hit("completion", s.match)]
+        if not done:
+            return ""
+        reported = set().union(*(self.terms(s.match) for s in done))
+        asked = self.terms(self._normal("\n".join(user)))
+        requests = [s for s, r in zip(sentences, readings, strict=True)
+                    if r[0] in ("ask", "confirm")]
+        if any((self.terms(s.match) - reported) & asked and not self._hit("preference", s.match)
+               for s in requests):
+            return ""
+        return done[0].text
+
+    def terms(self, text: str) -> set[str]:
+        """The words of a normalised text that may name what it is about: no `common_words`,
+        none under three characters, no numbers; each without its ending (`SUFFIXES`)."""
+        found = set()
+        for word in TERM.findall(text):
+            if len(word) >= 3 and not word.isdigit() and word not in self.common_words:
+                found.add(_stem(word))
+        return found
+
+    def _normal(self, text: str) -> str:
+        """`text` normalised as a sentence's `match` is: NFKC, the character map, lower case."""
+        return unicodedata.normalize("NFKC", text).translate(self.chars).lower()
 
     def _words(self, visible: str) -> list[Sentence]:
         """The sentences with words of visible text: code fences out, a JSON document read as
@@ -381,6 +493,18 @@ class DefaultProfile(Profile):
 
 def _compile(table: dict[str, str]) -> dict[str, re.Pattern[str]]:
     return {name: re.compile(regex) for name, regex in table.items()}
+
+
+def _stem(word: str) -> str:
+    """`word` without its ending (`SUFFIXES`) and a doubled final consonant."""
+    word = word.removesuffix("'s")
+    for suffix in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
 
 
 def ambiguous(chosen: str, other: str) -> str:

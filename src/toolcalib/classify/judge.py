@@ -6,7 +6,11 @@ parses), outputs the record did not keep (`unknown`, never sent to the judge), a
 with no words outside reasoning blocks (`default`'s `other`). Every other emission's visible
 text (reasoning removed, cut to the rubric's `max_chars`) is one judge request: the rubric's
 system prompt, its examples as earlier user/assistant turns, then the text; no tools. The
-judge sees the emission alone (no conversation), as every profile does.
+judge sees the emission alone: the context a profile is given (`classify.base.Context`) is not
+in its request (its rubric is versioned and validated on the text alone, and its answers are
+stored by request: a context in the prompt is a new rubric, to validate on its own). The rules
+before it read the context as `default` does; none of the classes they decide
+(tool_call, malformed, unknown, no words) depends on it.
 
 The reply is read strictly (`parse_reply`): reasoning blocks and surrounding whitespace
 removed, it must be exactly one of ask/refuse/confirm/other (any case, one optional full stop).
@@ -34,7 +38,7 @@ from pydantic import Field
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend, InfrastructureError, Request
-from toolcalib.classify.base import EmissionAction, Profile
+from toolcalib.classify.base import NO_CONTEXT, Context, EmissionAction, Profile
 from toolcalib.classify.default import WORD, strip_reasoning
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec, StrictModel
@@ -119,22 +123,23 @@ class JudgeProfile(Profile):
         return self.confirm.judge(contexts)
 
     def question(self, emission: Emission) -> str | None:
-        """The text the judge is asked about, or None when the rules decide."""
-        if self.rules.classify(emission).action not in JUDGED:
+        """The text the judge is asked about, or None when the rules decide (whether they do
+        depends on no context: `NO_CONTEXT`)."""
+        if self.rules.classify(emission, NO_CONTEXT).action not in JUDGED:
             return None
         visible = strip_reasoning(emission.text).strip()
         return visible[: self.rubric.max_chars] if WORD.search(visible) else None
 
-    def classify(self, emission: Emission) -> EmissionAction:
+    def classify(self, emission: Emission, context: Context) -> EmissionAction:
         text = self.question(emission)
         if text is None:
-            return self.rules.classify(emission)
+            return self.rules.classify(emission, context)
         if text not in self.verdicts:
             self._judge([text])
         return self.verdicts[text]
 
-    def classify_text(self, text: str) -> EmissionAction:
-        return self.classify(Emission(text=text))
+    def classify_text(self, text: str, context: Context) -> EmissionAction:
+        return self.classify(Emission(text=text), context)
 
     def prepare(self, emissions: Sequence[Emission]) -> None:
         """Ask about every new text in batches of `batch_size` requests."""

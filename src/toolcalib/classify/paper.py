@@ -6,7 +6,7 @@ import re
 from functools import cache
 from typing import Any, NamedTuple
 
-from toolcalib.classify.base import EmissionAction, Profile, packaged_yaml
+from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
 
 DATA_FILE = "paper_classifier.yaml"
 PHRASE_CLASSES = ("refuse", "ask", "confirm")
@@ -41,7 +41,8 @@ def compile_pattern(entry: dict[str, Any]) -> CallPattern:
 
 class PaperProfile(Profile):
     """Tool-call patterns on the raw text, then refuse > ask > confirm cues on the normalised,
-    lower-cased text, else other."""
+    lower-cased text, else other. The context is not read: the published classifier saw the
+    emission alone."""
 
     name = "paper"
 
@@ -54,7 +55,7 @@ class PaperProfile(Profile):
         self.question_mark: str = cues["ask_question_mark"]
         self.phrases = {family: tuple(cues[family]) for family in PHRASE_CLASSES}
 
-    def classify_text(self, text: str) -> EmissionAction:
+    def classify_text(self, text: str, context: Context) -> EmissionAction:
         for pattern in self.patterns:
             if found := pattern.find(text):
                 return self._action("tool_call", pattern.name, found.group(0))

@@ -53,8 +53,11 @@ def wrote(case: Any, trajectory: Any) -> bool:
 
 def asked(trajectory: Any) -> bool:
     """Whether some kept emission is `ask` under the `paper` profile."""
+    from toolcalib.classify.base import NO_CONTEXT  # the paper profile reads no context
+
     paper = _paper()
-    return any(paper.classify(emission).action == "ask" for emission in _kept(trajectory))
+    return any(paper.classify(emission, NO_CONTEXT).action == "ask"
+               for emission in _kept(trajectory))
 
 
 def actions_matched(score: Any) -> bool | None:

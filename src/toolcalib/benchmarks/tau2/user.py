@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.default import DefaultProfile
 from toolcalib.records import Emission, Message
 
@@ -131,7 +132,9 @@ User = LlmUser | ReferenceUser
 
 
 def _agent_class(text: str) -> str | None:
-    return _profile().classify(Emission(text=text)).action
+    """The agent message's class, read alone (`NO_CONTEXT`): the reference user's replies
+    (`REFERENCE_VERSION`) never change with how the classifier reads context."""
+    return _profile().classify(Emission(text=text), NO_CONTEXT).action
 
 
 @cache
