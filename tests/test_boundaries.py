@@ -3,7 +3,7 @@ benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plug
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
 benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
-other packages write and none of them imports it (README, "Layout")."""
+other packages write and none of them imports it (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ WriteVerdicts = Callable[[Case, Trajectory], Sequence[tuple[WriteContext, Verdic
 """Every write call of a trajectory, in order, with the confirm rule's verdict on it: the
 benchmark's write contexts (τ²: `benchmarks.tau2.writes.write_contexts`) judged by the rule
 (`classify.confirm.rule_verdict`). Provenance imports neither: the caller that wires the
-command hands it in (README, "Layout")."""
+command hands it in (docs/architecture.md)."""
 
 
 def truncate(text: str, limit: int = RESULT_CHARS) -> str:
