@@ -104,9 +104,10 @@ def write_verdicts(case: Any, trajectory: Trajectory) -> list[tuple[Any, Any]]:
     """What `toolcalib audit` is handed to explain a write: the benchmark's write contexts,
     each judged by the confirm rule (the evaluate stage's verdict for rule profiles)."""
     from toolcalib.benchmarks.tau2.writes import write_contexts
-    from toolcalib.classify.confirm import rule_verdict
+    from toolcalib.classify.profiles import get_profile
 
-    return [(context, rule_verdict(context)) for _, context in write_contexts(case, trajectory)]
+    contexts = [context for _, context in write_contexts(case, trajectory)]
+    return list(zip(contexts, get_profile("default").confirm_verdicts(contexts), strict=True))
 
 
 # -- 2: the cases and gold the run was scored on ---------------------------------------------

@@ -18,7 +18,23 @@ from toolcalib.classify.confirm import (
     key_values,
     rule_verdict,
 )
+from toolcalib.classify.default import DefaultProfile
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
+
+READER = DefaultProfile()
+"""The rule's reader, as every rule profile's (`classify.confirm.Reader`)."""
+
+
+def confirm_verdict_(*args, **kwargs):
+    return confirm_verdict(*args[:3], READER, *args[3:], **kwargs)
+
+
+def rule_verdict_(context):
+    return rule_verdict(context, READER)
+
+
+def approves_(text):
+    return approves(text, READER)
 
 CANCEL = ToolCall(name="cancel_reservation", arguments={"reservation_id": "ZFA04Y"})
 EXCHANGE = ToolCall(name="exchange_delivered_order_items", arguments={
@@ -93,19 +109,19 @@ BOOK_ASK = (
     ],
 )
 def test_confirm_verdict(agent: str | None, user: str | None, call: ToolCall, rule: str) -> None:
-    verdict = confirm_verdict(agent, user, call)
+    verdict = confirm_verdict_(agent, user, call)
     assert (verdict.rule, verdict.confirmed) == (rule, rule == "default:confirm:ok")
 
 
 def test_evidence() -> None:
-    ok = confirm_verdict(CANCEL_ASK, "Yes", CANCEL)
+    ok = confirm_verdict_(CANCEL_ASK, "Yes", CANCEL)
     assert ok == ConfirmVerdict(True, "default:confirm:ok", "Shall I go ahead?")
-    asked = confirm_verdict("Could you give me your user id?", "yes", CANCEL)
+    asked = confirm_verdict_("Could you give me your user id?", "yes", CANCEL)
     assert asked.evidence == "default:ask:could_you_tell"
-    missing = confirm_verdict("Shall I exchange the items of #W2378156 (yes/no)?", "yes",
+    missing = confirm_verdict_("Shall I exchange the items of #W2378156 (yes/no)?", "yes",
                               EXCHANGE)
     assert missing.evidence == "1151293680, 4983901480, 7706410293, 7407838442, paypal_7644869"
-    refused = confirm_verdict(CANCEL_ASK, "No, keep it.", CANCEL)
+    refused = confirm_verdict_(CANCEL_ASK, "No, keep it.", CANCEL)
     assert refused.evidence == "No, keep it."
     with pytest.raises(dataclasses.FrozenInstanceError):
         ok.confirmed = False  # type: ignore[misc]
@@ -113,15 +129,15 @@ def test_evidence() -> None:
 
 def test_key_args_choose_the_required_values() -> None:
     ask = "Shall I book flight HAT136 for you (yes/no)?"
-    assert confirm_verdict(ask, "yes", BOOK).rule == "default:confirm:details_missing"  # payment
-    assert confirm_verdict(ask, "yes", BOOK, key_args=["flight_number"]).confirmed
-    assert confirm_verdict(ask, "yes", BOOK, key_args=["flight_number", "user_id"]).rule == \
+    assert confirm_verdict_(ask, "yes", BOOK).rule == "default:confirm:details_missing"  # payment
+    assert confirm_verdict_(ask, "yes", BOOK, key_args=["flight_number"]).confirmed
+    assert confirm_verdict_(ask, "yes", BOOK, key_args=["flight_number", "user_id"]).rule == \
         "default:confirm:details_missing"
     # numbers: plain, integral or two-decimal spelling, never inside a longer number
     bag = ToolCall(name="update_baggages", arguments={"total_baggages": 2, "amount": 12.4})
-    assert confirm_verdict("Shall I add 2 bags for $12.40?", "yes", bag,
+    assert confirm_verdict_("Shall I add 2 bags for $12.40?", "yes", bag,
                            key_args=["total_baggages", "amount"]).confirmed
-    assert not confirm_verdict("Shall I add 22 bags for $12.45?", "yes", bag,
+    assert not confirm_verdict_("Shall I add 22 bags for $12.45?", "yes", bag,
                                key_args=["total_baggages", "amount"]).confirmed
 
 
@@ -145,7 +161,7 @@ def test_key_values() -> None:
      "No problem, go ahead.", "Yes, cancel reservation ZFA04Y."],
 )
 def test_approves(text: str) -> None:
-    assert approves(text)
+    assert approves_(text)
 
 
 @pytest.mark.parametrize(
@@ -158,7 +174,7 @@ def test_approves(text: str) -> None:
      "Thanks", "Sure, why not?", "Book the other one instead.", "Yes, unless it costs more."],
 )
 def test_does_not_approve(text: str | None) -> None:
-    assert not approves(text)
+    assert not approves_(text)
 
 
 REFUND = ToolCall(name="cancel_reservation", arguments={
@@ -183,7 +199,7 @@ REFUND = ToolCall(name="cancel_reservation", arguments={
     ],
 )
 def test_approval_request_in_longer_or_json_messages(agent: str, rule: str) -> None:
-    assert confirm_verdict(agent, "Yes.", CANCEL).rule == rule
+    assert confirm_verdict_(agent, "Yes.", CANCEL).rule == rule
 
 
 @pytest.mark.parametrize(
@@ -197,7 +213,7 @@ def test_approval_request_in_longer_or_json_messages(agent: str, rule: str) -> N
     ],
 )
 def test_a_payment_method_is_named_by_its_kind(agent: str, rule: str) -> None:
-    assert confirm_verdict(agent, "Yes.", REFUND).rule == rule
+    assert confirm_verdict_(agent, "Yes.", REFUND).rule == rule
 
 
 @pytest.mark.parametrize(
@@ -208,7 +224,7 @@ def test_a_payment_method_is_named_by_its_kind(agent: str, rule: str) -> None:
      "I'd like to go ahead with the change.", "Proceed.\n- Refund to my card, no fees."],
 )
 def test_approves_despite_later_questions_or_negated_details(text: str) -> None:
-    assert approves(text)
+    assert approves_(text)
 
 
 @pytest.mark.parametrize(
@@ -221,7 +237,7 @@ def test_approves_despite_later_questions_or_negated_details(text: str) -> None:
      "You need your order id to proceed.", "Happy to help: proceed (yes/no)."],
 )
 def test_withheld_or_chatter_approves_nothing(text: str) -> None:
-    assert not approves(text)
+    assert not approves_(text)
 
 
 # The exchange: details the agent listed to the user earlier, back to the previous write.
@@ -294,18 +310,18 @@ def test_exchange_texts_are_the_agents_earlier_messages_to_the_user_since_the_la
     ],
 )
 def test_details_listed_earlier_in_the_exchange(messages: list[Message], rule: str) -> None:
-    assert rule_verdict(context(messages)).rule == rule
+    assert rule_verdict_(context(messages)).rule == rule
 
 
 def test_the_exchange_still_needs_an_explicit_yes() -> None:
     messages = [agent(LISTED), user("Cancel it."), agent(PROCEED)]
-    assert rule_verdict(context(messages, reply="What is the fee?")).rule == \
+    assert rule_verdict_(context(messages, reply="What is the fee?")).rule == \
         "default:confirm:not_approved"
-    missing = rule_verdict(context(messages, call=OTHER))
+    missing = rule_verdict_(context(messages, call=OTHER))
     assert (missing.rule, missing.evidence) == ("default:confirm:details_missing", "NQNU5R")
     # without the exchange (an older row, a caller that gives none) the request alone decides
     bare = dataclasses.replace(context(messages), exchange=())
-    assert rule_verdict(bare).rule == "default:confirm:details_missing"
+    assert rule_verdict_(bare).rule == "default:confirm:details_missing"
 
 
 def test_tau2_write_contexts_carry_the_exchange() -> None:
@@ -329,7 +345,7 @@ def test_tau2_write_contexts_carry_the_exchange() -> None:
                             model="m", variant="baseline", outcome="completed", turns=turns,
                             messages=messages)
     case = SimpleNamespace(environment={"write_tools": sorted(WRITES)})
-    found = [(turn, c.exchange, rule_verdict(c).rule) for turn, c in
+    found = [(turn, c.exchange, rule_verdict_(c).rule) for turn, c in
              write_contexts(case, trajectory)]
     assert found == [
         (2, (LISTED,), "default:confirm:ok"),

@@ -19,6 +19,7 @@ from toolcalib.classify.judge import (
     load_rubric,
     parse_reply,
 )
+from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.validation import load_corpus
 from toolcalib.jsonio import InputError
 from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
@@ -76,7 +77,7 @@ class Scripted:
 
 def test_rules_decide_calls_and_wordless_text_without_the_judge():
     backend = Scripted({})
-    judge = JudgeProfile(backend)
+    judge = JudgeProfile(backend, get_profile("default"))
     structured = Emission(text="Sure", tool_calls=[ToolCall(name="ls")], structured=True,
                           parse="ok")
     parsed = Emission(text='<tool_call>{"name": "ls"}</tool_call>',
@@ -95,7 +96,7 @@ def test_texts_are_judged_once_in_batches_and_unparseable_replies_are_counted():
     backend = Scripted({"Which file?": Emission(text="ask"),
                         "I can't do that.": Emission(text=" refuse\n"),
                         "Done.": Emission(text="It is a completion report.")})
-    judge = JudgeProfile(backend, batch_size=2)
+    judge = JudgeProfile(backend, get_profile("default"), batch_size=2)
     emissions = [Emission(text=t) for t in
                  ("Which file?", "<think>x</think>Which file?", "I can't do that.", "Done.")]
     judge.prepare(emissions)
@@ -111,7 +112,7 @@ def test_texts_are_judged_once_in_batches_and_unparseable_replies_are_counted():
 def test_a_failed_judge_request_is_an_error_not_a_label():
     backend = Scripted({"Which file?": Emission(text="ask"),
                         "Done.": InfrastructureError("server down")})
-    judge = JudgeProfile(backend, batch_size=4)
+    judge = JudgeProfile(backend, get_profile("default"), batch_size=4)
     with pytest.raises(JudgeUnavailable, match="failed 1 of 2 requests.*server down"):
         judge.prepare([Emission(text="Which file?"), Emission(text="Done.")])
     assert judge.verdicts == {}
@@ -152,7 +153,8 @@ def test_a_real_judge_labels_corpus_rows_and_a_rerun_is_served_by_the_store(smol
     assert len(first.backend.store) == 3
 
     # a new run: a fresh store connection (the loaded model is reused only to save time)
-    again = JudgeProfile(StoredBackend(first.backend.inner, ResponseStore(tmp_path / "store")))
+    again = JudgeProfile(StoredBackend(first.backend.inner, ResponseStore(tmp_path / "store")),
+                         get_profile("default"))
     again.prepare(emissions)
     assert [again.classify(e, NO_CONTEXT) for e in emissions] == labels
     assert again.backend.misses == 0 and again.backend.hits == 3

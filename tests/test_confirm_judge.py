@@ -89,7 +89,8 @@ def judge(base_url: str, store, **options) -> JudgeProfile:
     spec = ModelSpec(name="judge", backend="openai", options={
         "base_url": base_url, "model": "judge", "max_tokens": 3, "timeout_s": 30,
         "backoff_s": 0.01, **options})
-    return JudgeProfile(StoredBackend(make_backend(spec), ResponseStore(store)), batch_size=2)
+    return JudgeProfile(StoredBackend(make_backend(spec), ResponseStore(store)),
+                        get_profile("default"), batch_size=2)
 
 
 def test_the_judge_says_yes_no_or_unparsed_and_a_rerun_asks_nothing(tmp_path):
@@ -126,7 +127,9 @@ def test_rule_profiles_give_the_rule_verdict(name):
     writes = [context("Yes, go ahead."), context("No."),
               context("Yes.", ToolCall(name="cancel_reservation",
                                        arguments={"reservation_id": "OTHER1"}))]
-    assert get_profile(name).confirm_verdicts(writes) == [rule_verdict(w) for w in writes]
+    reader = get_profile("default")  # the rule's reader for every rule profile
+    assert get_profile(name).confirm_verdicts(writes) == [rule_verdict(w, reader)  # type: ignore[arg-type]
+                                                          for w in writes]
     assert [v.confirmed for v in get_profile(name).confirm_verdicts(writes)] == [
         True, False, False]
 
@@ -143,7 +146,7 @@ def test_tau2_write_units_follow_the_profile_of_the_job(tau2_wheel):
     (rule_unit,) = TAU2.units(case, trajectory, score, get_profile("default"))
     assert rule_unit["emitted"] == "confirm|tool_call" and rule_unit["bound"] is None
     backend = Scripted(lambda request: text("no"))
-    (judged,) = TAU2.units(case, trajectory, score, JudgeProfile(backend))
+    (judged,) = TAU2.units(case, trajectory, score, JudgeProfile(backend, get_profile("default")))
     assert judged["emitted"] == "tool_call" and judged["bound"] == "acc_without_gold"
     verdict = {"emitted", "emission_classes", "gold_emitted", "gold_turn_class",
                "gold_turn_hit", "gold_emitted_any_step", "bound", "structural_hit"}

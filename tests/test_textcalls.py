@@ -252,7 +252,8 @@ def test_every_profile_classes_them_malformed() -> None:
     from toolcalib.classify.judge import JudgeProfile
     from toolcalib.classify.profiles import get_profile
 
-    profiles = [get_profile("paper"), get_profile("default"), JudgeProfile(NeverAsked())]
+    profiles = [get_profile("paper"), get_profile("default"),
+                JudgeProfile(NeverAsked(), get_profile("default"))]
     emissions = [decode_emission(Emission(text=text), None, ["ls", "cd"])
                  for text, _ in NOT_A_TOOL_NAME]
     for profile in profiles:

@@ -75,7 +75,8 @@ class Refusing:
 
 @pytest.mark.parametrize("name", ["paper", "default", "judge"])
 def test_every_profile_classes_an_unrecorded_output_unknown(name: str) -> None:
-    profile = JudgeProfile(Refusing()) if name == "judge" else get_profile(name)
+    profile = (JudgeProfile(Refusing(), get_profile("default")) if name == "judge"
+               else get_profile(name))
     unrecorded = Emission(output_tokens=40, text_recorded=False)
     called = Emission(tool_calls=[ToolCall(name="ls")], structured=True, parse="ok",
                       text_recorded=False)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from toolcalib.jsonio import InputError
 
 if TYPE_CHECKING:
-    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict, WriteContext
     from toolcalib.records import Case, Trajectory
 
 
@@ -224,10 +224,11 @@ def _write_verdicts(case: Case, trajectory: Trajectory
     """Each write call's context with the confirm rule's verdict (what `toolcalib audit`
     recomputes for a write unit)."""
     from toolcalib.benchmarks import get_benchmark
-    from toolcalib.classify.confirm import rule_verdict
+    from toolcalib.classify.profiles import get_profile
 
-    return [(context, rule_verdict(context))
-            for context in get_benchmark(case.benchmark).write_contexts(case, trajectory)]
+    contexts = get_benchmark(case.benchmark).write_contexts(case, trajectory)
+    verdicts = get_profile("default").confirm_verdicts(contexts)  # the rule, read by `default`
+    return list(zip(contexts, verdicts, strict=True))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,8 +18,7 @@ from toolcalib.registry import Registry
 if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
-    from toolcalib.classify.base import Profile
-    from toolcalib.classify.confirm import WriteContext
+    from toolcalib.classify.base import Profile, WriteContext
     from toolcalib.config import ReleaseConfig
     from toolcalib.generate import Loop
     from toolcalib.records import Case, Published, Trajectory

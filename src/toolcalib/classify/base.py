@@ -1,5 +1,6 @@
 """What every classifier profile shares: the action record, the emission's context, the
-emission wrapper, turn priority."""
+emission wrapper, turn priority, and what a profile is asked about a write (`WriteContext`) and
+answers (`ConfirmVerdict`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import yaml
 from toolcalib.records import ACTION_RANK, ActionClass
 
 if TYPE_CHECKING:
-    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
-    from toolcalib.records import Emission
+    from toolcalib.records import Emission, Message, ToolCall
 
 MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
@@ -60,6 +60,30 @@ UNRECORDED = EmissionAction(action="unknown", rule="unrecorded")
 (`Emission.text_recorded` False): its class cannot be read, in any profile."""
 
 
+@dataclass(frozen=True)
+class ConfirmVerdict:
+    """Whether a write was confirmed, the deciding rule and its evidence."""
+
+    confirmed: bool
+    rule: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """One write call and what came before it: `messages`, the conversation before the
+    message holding the call (the agent's system prompt excluded), oldest first; `agent_text`,
+    `user_reply` and `exchange` (the agent's earlier texts of the same exchange,
+    `classify.confirm.exchange_texts`, oldest first), the texts the rule verdict reads
+    (`classify.confirm.confirm_verdict`)."""
+
+    call: ToolCall
+    messages: tuple[Message, ...]
+    agent_text: str | None
+    user_reply: str | None
+    exchange: tuple[str, ...] = ()
+
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 """The package's data files (`importlib.resources` would cost 10 ms of start-up to find them)."""
 
@@ -85,11 +109,10 @@ class Profile(ABC):
         return None
 
     def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
-        """Was each write confirmed? Rule profiles: the rule-based verdict
-        (`classify.confirm`); the judge profile asks its model."""
-        from toolcalib.classify.confirm import rule_verdict
-
-        return [rule_verdict(context) for context in contexts]
+        """Was each write confirmed? Rule profiles: the rule-based verdict, their text read by
+        their `confirm_reader` (`classify.confirm.rule_verdicts`); the judge profile asks its
+        model. A profile that says nothing of writes raises `NotImplementedError`."""
+        raise NotImplementedError(f"profile '{self.name}' gives no confirm verdict")
 
     def summary(self) -> str | None:
         """What the profile did, for a stage's log (rule profiles: nothing to tell)."""

@@ -26,4 +26,5 @@ def choose_profile(name: str, judge_spec: str | None = None,
     if judge_spec is None or store is None:
         raise InputError("profile 'judge' needs a judge model (--judge-spec; config `judge`) "
                          "and a response store (--store)")
-    return make_judge(parse_model_spec(judge_spec, "--judge-spec"), store)
+    # the judge's rules: the default profile's (`JudgeProfile.rules`)
+    return make_judge(parse_model_spec(judge_spec, "--judge-spec"), store, get_profile("default"))

@@ -30,10 +30,13 @@ A write closes the exchange: an action done was approved on its own listing, so 
 before it are not the listing of the next one. A detail only the user named, or only a tool
 result shows, was not listed.
 
-A benchmark hands each write to its run's profile as a `WriteContext`: the call, the
-conversation before it, and the texts the rule reads. Every rule profile gives the rule's
-verdict (`Profile.confirm_verdicts`); the `judge` profile asks its model instead
-(`classify.confirm_judge`).
+A benchmark hands each write to its run's profile as a `WriteContext` (`classify.base`): the
+call, the conversation before it, and the texts the rule reads. Every rule profile gives the
+rule's verdict (`Profile.confirm_verdicts`, `rule_verdicts`), the texts read by the profile's
+`confirm_reader` (`Reader`); the `judge` profile asks its model instead
+(`classify.confirm_judge`). The rule reads as the `default` profile does for every rule profile
+(`paper` has no sentence split and classes the text otherwise; the verdict's rules are
+`default:`'s), so `paper`'s reader is a `default` profile of its own.
 
 Key values. With `key_args`, the candidates (below) named by one of them, every one required.
 Without, every argument is read, lists and nested objects flattened (a value's name is the
@@ -56,15 +59,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from toolcalib.classify.base import NO_CONTEXT
-from toolcalib.classify.default import readable, strip_reasoning
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.base import NO_CONTEXT, ConfirmVerdict, WriteContext
+from toolcalib.classify.text import readable, strip_reasoning
 
 if TYPE_CHECKING:
-    from toolcalib.classify.base import EmissionAction
+    from toolcalib.classify.base import Context, EmissionAction
     from toolcalib.records import Message, ToolCall
 
 ACTOR_ARGS = frozenset({"user_id"})
@@ -109,32 +110,33 @@ RETRACTION = re.compile(
 APOSTROPHES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u00b4": "'"})
 
 
-@dataclass(frozen=True)
-class ConfirmVerdict:
-    """Whether a write was confirmed, the deciding rule and its evidence."""
+class Sentence(Protocol):
+    """A sentence of a reader's split (`Reader.sentences`): its text as written."""
 
-    confirmed: bool
-    rule: str
-    evidence: str
+    @property
+    def text(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class WriteContext:
-    """One write call and what came before it: `messages`, the conversation before the
-    message holding the call (the agent's system prompt excluded), oldest first; `agent_text`,
-    `user_reply` and `exchange` (the agent's earlier texts of the same exchange,
-    `exchange_texts`, oldest first), the texts the rule verdict reads (`confirm_verdict`)."""
+class Reader(Protocol):
+    """The profile that reads the texts of a write's exchange for the rule: its class of the
+    agent's text (`text_action`) and its sentence split (of the agent's text and of the user's
+    reply). A rule profile's `confirm_reader`: the `default` profile (whose rules the verdict's
+    rules are named after) for every rule profile."""
 
-    call: ToolCall
-    messages: tuple[Message, ...]
-    agent_text: str | None
-    user_reply: str | None
-    exchange: tuple[str, ...] = ()
+    def text_action(self, text: str, context: Context) -> EmissionAction: ...
+
+    def sentences(self, prose: str) -> Sequence[Sentence]: ...
 
 
-def rule_verdict(context: WriteContext) -> ConfirmVerdict:
+def rule_verdicts(contexts: Sequence[WriteContext], reader: Reader) -> list[ConfirmVerdict]:
+    """The rule-based verdict on each write (`rule_verdict`): a rule profile's
+    `confirm_verdicts`, `reader` its `confirm_reader`."""
+    return [rule_verdict(context, reader) for context in contexts]
+
+
+def rule_verdict(context: WriteContext, reader: Reader) -> ConfirmVerdict:
     """The rule-based verdict (`confirm_verdict`) on one write's context."""
-    return confirm_verdict(context.agent_text, context.user_reply, context.call,
+    return confirm_verdict(context.agent_text, context.user_reply, context.call, reader,
                            exchange=context.exchange)
 
 
@@ -160,7 +162,7 @@ def _to_user(message: Message) -> bool:
         bool(message.content.strip())
 
 
-def approves(user_text: str | None) -> bool:
+def approves(user_text: str | None, reader: Reader) -> bool:
     """The user's reply explicitly approves, read sentence by sentence: the first sentence
     holding an approval ("yes", "go ahead", "that's correct") approves unless something
     withholds it by order and scope:
@@ -178,8 +180,7 @@ def approves(user_text: str | None) -> bool:
     ("Yes, book it and do not add insurance", "Yes. Insurance: no")."""
     if not user_text:
         return False
-    sentences = [_normal(s.text) for s in get_profile("default").sentences(
-        strip_reasoning(user_text))]
+    sentences = [_normal(s.text) for s in reader.sentences(strip_reasoning(user_text))]
     sentences = [s for s in sentences if s]
     first = next((i for i, s in enumerate(sentences) if _cues(s)), None)
     if first is None or any(HOLD.search(NOT_NEGATION.sub(" ", s)) for s in sentences[:first]):
@@ -238,14 +239,15 @@ def key_values(call: ToolCall, key_args: Sequence[str] | None = None) -> tuple[l
 
 
 def confirm_verdict(agent_text: str | None, user_reply: str | None, call: ToolCall,
-                    key_args: Sequence[str] | None = None,
+                    reader: Reader, key_args: Sequence[str] | None = None,
                     exchange: Sequence[str] = ()) -> ConfirmVerdict:
     """The rule-based verdict on one write call (module docstring): `agent_text` is the
     agent's last text before the write, `user_reply` the user's message after it, `exchange`
-    the agent's earlier texts of the same exchange (`exchange_texts`)."""
+    the agent's earlier texts of the same exchange (`exchange_texts`); `reader` reads them
+    (`Reader`)."""
     if not agent_text or not agent_text.strip():
         return ConfirmVerdict(False, "default:confirm:no_request", "")
-    action = approval_request(agent_text)
+    action = approval_request(agent_text, reader)
     if action.action != "confirm":
         return ConfirmVerdict(False, "default:confirm:no_request", action.rule)
     values, all_required = key_values(call, key_args)
@@ -253,22 +255,21 @@ def confirm_verdict(agent_text: str | None, user_reply: str | None, call: ToolCa
     missing = [value for value in values if not any(_named(value, text) for text in listed)]
     if missing and (all_required or len(missing) == len(values)):
         return ConfirmVerdict(False, "default:confirm:details_missing", ", ".join(missing))
-    if not approves(user_reply):
+    if not approves(user_reply, reader):
         return ConfirmVerdict(False, "default:confirm:not_approved", user_reply or "")
     return ConfirmVerdict(True, "default:confirm:ok", action.evidence)
 
 
-def approval_request(agent_text: str) -> EmissionAction:
-    """The `default` reading of the agent's text (a JSON document read as its strings), or,
+def approval_request(agent_text: str, reader: Reader) -> EmissionAction:
+    """`reader`'s reading of the agent's text (a JSON document read as its strings), or,
     when that is an ask or a refusal, the reading once such sentences are set aside, best
     first, until a `confirm` or no ask or refusal is left (module docstring, rule 1)."""
-    profile = get_profile("default")
     text = readable(strip_reasoning(agent_text))
-    action = first = profile.text_action(text, NO_CONTEXT)  # the request read by itself
-    sentences = [s.text for s in profile.sentences(text)]
+    action = first = reader.text_action(text, NO_CONTEXT)  # the request read by itself
+    sentences = [s.text for s in reader.sentences(text)]
     while action.action in ("ask", "refuse") and action.evidence in sentences:
         sentences.remove(action.evidence)
-        action = profile.text_action("\n".join(sentences), NO_CONTEXT)
+        action = reader.text_action("\n".join(sentences), NO_CONTEXT)
     return action if action.action == "confirm" else first
 
 

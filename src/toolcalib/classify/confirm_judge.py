@@ -30,10 +30,8 @@ from functools import cache
 from pydantic import Field
 
 from toolcalib.backends.base import Backend, InfrastructureError, Request
-from toolcalib.classify.base import packaged_yaml
-from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
-from toolcalib.classify.default import strip_reasoning
-from toolcalib.classify.judge import JudgeUnavailable
+from toolcalib.classify.base import ConfirmVerdict, WriteContext, packaged_yaml
+from toolcalib.classify.text import strip_reasoning
 from toolcalib.config import StrictModel
 from toolcalib.records import Emission, Message, ToolCall
 
@@ -82,6 +80,11 @@ class ConfirmRubric(StrictModel):
 def _call(call: ToolCall) -> str:
     return f"{call.name} {json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)}"
 
+
+
+class JudgeUnavailable(InfrastructureError):
+    """A judge backend failed a request (the `judge` profile's labels or its confirm
+    verdicts): the stage fails; nothing is recorded for it."""
 
 @cache
 def load_confirm_rubric() -> ConfirmRubric:

@@ -108,25 +108,25 @@ The text's own reading is computed once per text, the context's part once per te
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
+from toolcalib.classify.confirm import rule_verdicts
+from toolcalib.classify.text import WORD, readable, strip_reasoning
 
 if TYPE_CHECKING:
+    from toolcalib.classify.base import ConfirmVerdict, WriteContext
     from toolcalib.records import Emission
 
 DATA_FILE = "default_classifier.yaml"
 SENTENCE_RANK = ("ask", "refuse", "confirm", "other")
 """Sentence classes, best first: the emission takes the first sentence of the best class."""
 
-THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
-THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 PROTECTED = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|\u00ab[^\u00bb\n]*\u00bb")
 """Spans a sentence boundary never falls inside (inline code, quoted passages)."""
@@ -138,18 +138,12 @@ INLINE_CODE = re.compile(r"`[^`\n]+`")
 QUOTED = re.compile(r"\"[^\"\n]*\"")
 MARKUP = re.compile(r"^\s*(?:#+|[-*\u2022+>]|\d+[.)])\s+")
 QUESTION_END = re.compile(r"\?[\s\"')\]}_]*$")
-WORD = re.compile(r"\w")
 BOLD_LINE = re.compile(r"\s*\*\*[^*?\n]+\*\*:?\s*")
 """A line that is only bold text, with no question mark: a heading."""
 CLAUSE = re.compile(r"[,;:(\u2014\u2013]")
 """Where a clause begins inside a sentence (for `hypothetical`)."""
 AMBIGUOUS = "ambiguous:"
 """How the detail of a rule that could not decide begins (`ambiguous`)."""
-JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*(?:"|\Z)')
-"""A JSON string literal, or the one a cut-off document ends inside."""
-JSON_KEY = re.compile(r"\s*:")
-MIN_CHARS = 3
-"""Shorter strings of a JSON document are not read (one- or two-character codes, flags)."""
 PARAGRAPH = re.compile(r"\n\s*\n")
 THIRD_PERSON = re.compile(r"\bthe (?:user|customer)\b|\buser's\b", re.IGNORECASE)
 SECOND_PERSON = re.compile(r"\byou(?:r|rs)?\b", re.IGNORECASE)
@@ -214,6 +208,16 @@ class DefaultProfile(Profile):
     def reads(self, context: Context) -> Hashable:
         """The whole context: the user's message(s) and the tools offered (`classify_text`)."""
         return context
+
+    @property
+    def confirm_reader(self) -> DefaultProfile:
+        """Who reads a write's texts for the confirm rule (`classify.confirm.Reader`): this
+        profile."""
+        return self
+
+    def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
+        """The confirm rule's verdict on each write, read by this profile."""
+        return rule_verdicts(contexts, self.confirm_reader)
 
     def classify(self, emission: Emission, context: Context) -> EmissionAction:
         """Any calls the harness will execute make a tool_call, parsed from text or not."""
@@ -513,41 +517,6 @@ def ambiguous(chosen: str, other: str) -> str:
     return f"{AMBIGUOUS}{chosen}|{other}"
 
 
-def readable(text: str) -> str:
-    """A text that is a JSON document as its string values, one per line (agents that answer
-    in JSON); a document cut off before its end as the string values it holds; any other text
-    as is."""
-    if not text.strip().startswith(("{", "[")):
-        return text
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = [_literal(found[0]) for found in JSON_STRING.finditer(text)
-                if not JSON_KEY.match(text, found.end())]
-    return "\n".join(_strings(data)) or text
-
-
-def _literal(quoted: str) -> str:
-    """A JSON string literal's value, closed if cut off ("" where an escape is not JSON's)."""
-    closed = len(quoted) > 1 and quoted.endswith('"') and not quoted.endswith('\\"')
-    try:
-        return str(json.loads(quoted if closed else quoted + '"'))
-    except ValueError:
-        return ""
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The strings of a JSON value (stripped, at least `MIN_CHARS` long), in order."""
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, str) and len(value.strip()) >= MIN_CHARS:
-        yield value.strip()
-
-
 def unclosed_reply(text: str) -> str:
     """The reply inside an unclosed reasoning block: its last paragraphs (after a blank line,
     never the first) when they speak of no "the user", address the user ("you") and end a
@@ -568,10 +537,3 @@ def unclosed_reasoning(text: str) -> bool:
     lower = text.lower()
     start = lower.rfind("<think>")
     return start >= 0 and "</think>" not in lower[start:]
-
-
-def strip_reasoning(text: str) -> str:
-    """`text` without reasoning blocks; a `</think>` with no opening tag ends the reasoning."""
-    if (close := THINK_CLOSE.search(text)) and "<think>" not in text[: close.start()].lower():
-        text = text[close.end() :]
-    return THINK.sub("\n", text)

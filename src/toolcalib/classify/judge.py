@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import Field
@@ -39,15 +39,15 @@ from pydantic import Field
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend, InfrastructureError, Request
 from toolcalib.classify.base import NO_CONTEXT, Context, EmissionAction, Profile
-from toolcalib.classify.default import WORD, strip_reasoning
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.confirm_judge import ConfirmJudge, JudgeUnavailable
+from toolcalib.classify.text import WORD, strip_reasoning
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
 
 if TYPE_CHECKING:
-    from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict, WriteContext
 
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]
@@ -55,10 +55,6 @@ JUDGED: tuple[str, ...] = ("ask", "refuse", "confirm", "other")
 """The classes a judge chooses between; the rules decide tool_call, malformed and unknown."""
 REPLY = re.compile(r"\s*(ask|refuse|confirm|other)\.?\s*", re.IGNORECASE)
 EVIDENCE_CHARS = 200
-
-
-class JudgeUnavailable(InfrastructureError):
-    """The judge backend failed a request: the stage fails; no label is recorded."""
 
 
 class Example(StrictModel):
@@ -103,22 +99,23 @@ class JudgeProfile(Profile):
 
     name = "judge"
 
-    def __init__(self, backend: Backend, batch_size: int = 1, rubric: Rubric | None = None):
+    def __init__(self, backend: Backend, rules: Profile, batch_size: int = 1,
+                 rubric: Rubric | None = None):
         self.backend = backend
+        self.rules = rules
+        """The rule profile deciding what the judge is not asked about (the `default`
+        profile, given by the caller: `classify.choose`)."""
         self.batch_size = batch_size
         self.rubric = rubric or load_rubric()
-        self.rules = get_profile("default")
         self.verdicts: dict[str, EmissionAction] = {}
         """Judged visible text -> action (a text is asked about once per run)."""
         self.unparsed = 0
-        self.confirm: Any = None
+        self.confirm: ConfirmJudge | None = None
         """The `ConfirmJudge`, made at the first write asked about."""
 
     def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
         """The judge's verdict on each write (`classify.confirm_judge`)."""
         if self.confirm is None:
-            from toolcalib.classify.confirm_judge import ConfirmJudge
-
             self.confirm = ConfirmJudge(self.backend, self.batch_size)
         return self.confirm.judge(contexts)
 
@@ -177,10 +174,12 @@ class JudgeProfile(Profile):
                 f"{writes}")
 
 
-def make_judge(spec: ModelSpec, store: str) -> JudgeProfile:
-    """The judge profile over `spec`'s backend, every request through the response store."""
+def make_judge(spec: ModelSpec, store: str, rules: Profile) -> JudgeProfile:
+    """The judge profile over `spec`'s backend, every request through the response store;
+    `rules` decides what it is not asked about (`JudgeProfile.rules`)."""
     backend = make_backend(spec)
     if not backend.cacheable:
         raise InputError(f"judge model '{spec.name}': backend '{spec.backend}' is a reference "
                          "policy, not a model that can judge")
-    return JudgeProfile(StoredBackend(backend, ResponseStore(store)), batch_size=spec.batch_size)
+    return JudgeProfile(StoredBackend(backend, ResponseStore(store)), rules,
+                        batch_size=spec.batch_size)

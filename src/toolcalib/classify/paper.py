@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
-from functools import cache
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
+from toolcalib.classify.confirm import rule_verdicts
+from toolcalib.classify.default import DefaultProfile
+
+if TYPE_CHECKING:
+    from toolcalib.classify.base import ConfirmVerdict, WriteContext
 
 DATA_FILE = "paper_classifier.yaml"
 PHRASE_CLASSES = ("refuse", "ask", "confirm")
@@ -54,6 +60,18 @@ class PaperProfile(Profile):
         )
         self.question_mark: str = cues["ask_question_mark"]
         self.phrases = {family: tuple(cues[family]) for family in PHRASE_CLASSES}
+
+    @cached_property
+    def confirm_reader(self) -> DefaultProfile:
+        """Who reads a write's texts for the confirm rule (`classify.confirm.Reader`): a
+        `default` profile of this profile's own, made at the first write. The published
+        classifier has no confirm rule and no sentence split; read by it, the rule would give
+        other verdicts than the one every rule profile has given."""
+        return DefaultProfile()
+
+    def confirm_verdicts(self, contexts: Sequence[WriteContext]) -> list[ConfirmVerdict]:
+        """The confirm rule's verdict on each write, read as `default` reads (`confirm_reader`)."""
+        return rule_verdicts(contexts, self.confirm_reader)
 
     def classify_text(self, text: str, context: Context) -> EmissionAction:
         for pattern in self.patterns:

@@ -33,8 +33,7 @@ if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.benchmarks.bfcl.replay import RecordedRun
-    from toolcalib.classify.base import Profile
-    from toolcalib.classify.confirm import WriteContext
+    from toolcalib.classify.base import Profile, WriteContext
     from toolcalib.generate import Loop
     from toolcalib.records import Case, Trajectory
 

@@ -36,8 +36,7 @@ from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
-    from toolcalib.classify.base import Profile
-    from toolcalib.classify.confirm import WriteContext
+    from toolcalib.classify.base import Profile, WriteContext
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (

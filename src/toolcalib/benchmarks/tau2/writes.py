@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from toolcalib.classify.base import Profile
-from toolcalib.classify.confirm import WriteContext, exchange_texts
+from toolcalib.classify.base import Profile, WriteContext
+from toolcalib.classify.confirm import exchange_texts
 from toolcalib.metrics.rows import CASES, bound_of, recorded_of
 from toolcalib.records import MODEL_OUTCOMES, Message, Step, Trajectory, TurnTrace
 
