@@ -1,10 +1,14 @@
-"""The BFCL irrelevance held-out draw (issue 41, item 2; selection rule `bfcl-heldout-v1`):
-replies of the published leaderboard panel (`data/published/bfcl/bfcl-result-2025-12-16/`,
-`PROVENANCE.yaml`), drawn before any rule is changed on them and labelled blind later, by two
-readers against `tests/data/bfcl_heldout_rubric.md`. Run by hand (not a test):
+"""The BFCL irrelevance draws (issue 41; `RULES`): held-out `bfcl-heldout-v1` and `-v2`, and
+`bfcl-dev-v1` to write rules on. Replies of the published leaderboard panel
+(`data/published/bfcl/bfcl-result-2025-12-16/`, `PROVENANCE.yaml`), drawn before any rule is
+changed on them and labelled later against `tests/data/bfcl_heldout_rubric.md` (held-out
+draws blind, by two readers; `dev` by one). Run by hand (not a test):
 
-    python -m tests.bfcl_heldout draw           # tests/data/bfcl_heldout_turns.jsonl
-    python -m tests.bfcl_heldout parts [FOLDER]  # the readers' parts (default /tmp/bfcl_heldout)
+    python -m tests.bfcl_heldout draw RULE           # tests/data/<prefix>_turns.jsonl
+    python -m tests.bfcl_heldout parts RULE [FOLDER]  # readers' parts (/tmp/bfcl_heldout/RULE)
+    python -m tests.bfcl_heldout merge RULE          # its labelled rows into the corpus
+
+RULE is `v1`, `v2` or `dev`.
 
 The selection rule, fixed before any reply was read for labelling (no classifier runs here):
 
@@ -23,11 +27,13 @@ The selection rule, fixed before any reply was read for labelling (no classifier
   colon), `<tool_call>` tags and a whole-text code fence are taken off, is one of
   `PLACEHOLDERS` (`[]`, `missing`, `None`, `[None]`, ... and the empty text). `text`: every
   other reply (call attempts that decode to nothing, i.e. `malformed`, included).
-- **Quota.** `PER_MODEL` rows per model: up to `CALL_QUOTA` calls and `EMPTY_QUOTA` empties,
+- **Disjoint.** A rule never takes a reply an earlier rule (`Rule.after`) took: `v2` leaves
+  out `v1`'s rows, `dev` both.
+- **Quota.** `per_model` rows per model: up to `call_quota` calls and `empty_quota` empties,
   texts for the rest (a kind that falls short gives its quota to text); where texts fall short
-  too, the model's further calls, then its further empties, fill its `PER_MODEL`.
+  too, the model's further calls, then its further empties, fill its `per_model`.
 - **Order within a stratum** (model, kind): the members sorted by case number, shuffled by
-  `random.Random(f"{SEED}:{model}:{kind}")`; a stratum's rows are the first of that order
+  `random.Random(f"{seed}:{model}:{kind}")`; a stratum's rows are the first of that order
   (top-ups take the next ones).
 - **Rows** are sorted by model folder, then case number. `id` is `<model folder>:<case id>`;
   `mode` is `fc` for a folder ending in `-FC`, else `prompt`; `question` the case's user
@@ -39,7 +45,7 @@ The selection rule, fixed before any reply was read for labelling (no classifier
   such a call from text otherwise), or `[]` for an empty call list; `output_tokens` as recorded;
   `sha256` the shipped file's.
 
-The readers' parts (`parts`) are every fourth row from row k (`part_<k>.jsonl`, k = 0..3) with
+The readers' parts (`parts`) are every `parts`-th row from row k (`part_<k>.jsonl`) with
 `id`, `mode`, `question`, `tools`, `reply` only: `id` is the row's reader id `r<nnn>` (its
 0-based position in the turns file, `reader_ids`), so no part names a model or a kind.
 `tests/test_bfcl_heldout.py` checks that rebuilding gives the committed bytes.
@@ -70,21 +76,13 @@ from toolcalib.records import Case, Emission
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
-TURNS = DATA / "bfcl_heldout_turns.jsonl"
-LABELS = DATA / "bfcl_heldout_labels.jsonl"
 CORPUS = DATA / "classifier_corpus.jsonl"
-SOURCE = "bfcl-heldout"
 RUBRIC = DATA / "bfcl_heldout_rubric.md"
 PUBLISHED = ROOT / "data" / "published" / "bfcl"
 PANEL = PUBLISHED / "bfcl-result-2025-12-16"
 WHEEL = ROOT / "results" / "raw" / "bfcl" / "bfcl_eval-2026.3.23-py3-none-any.whl"
 PARTS = Path("/tmp/bfcl_heldout")
 CATEGORY = "irrelevance"
-SEED = 20261206
-PER_MODEL = 23
-CALL_QUOTA = 6
-EMPTY_QUOTA = 3
-N_PARTS = 4
 KINDS = ("call", "empty", "text")
 PLACEHOLDERS = frozenset({"", "[]", "{}", "[None]", "None", "null", "missing"})
 """What an `empty` reply's text is once its role word, tags and fence are off."""
@@ -95,6 +93,48 @@ READER_FIELDS = ("id", "mode", "question", "tools", "reply")
 STRUCTURED = "structured call: "
 """How `reply` shows a call recorded as a structure (the reader cannot tell it from text
 otherwise: FC handlers may keep raw text, granite's prompt handler records decoded calls)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A selection rule: its quota per model and kind, its seed, the draws it leaves out, and
+    where its rows, labels and corpus rows go."""
+
+    name: str
+    source: str
+    """The corpus source of its labelled rows."""
+    prefix: str
+    """Its files: `tests/data/<prefix>_turns.jsonl`, `_labels.jsonl`, `_reader_labels.jsonl`."""
+    seed: int
+    per_model: int
+    call_quota: int
+    empty_quota: int
+    parts: int
+    after: tuple[str, ...] = ()
+    """Earlier rules (keys of `RULES`) whose rows this draw never takes."""
+
+    @property
+    def turns(self) -> Path:
+        return DATA / f"{self.prefix}_turns.jsonl"
+
+    @property
+    def labels(self) -> Path:
+        return DATA / f"{self.prefix}_labels.jsonl"
+
+    @property
+    def reader_labels(self) -> Path:
+        return DATA / f"{self.prefix}_reader_labels.jsonl"
+
+
+RULES = {
+    "v1": Rule("bfcl-heldout-v1", "bfcl-heldout", "bfcl_heldout", 20261206, 23, 6, 3, 4),
+    "v2": Rule("bfcl-heldout-v2", "bfcl-heldout-2", "bfcl_heldout2", 20261207, 23, 6, 3, 3,
+               ("v1",)),
+    "dev": Rule("bfcl-dev-v1", "bfcl-dev", "bfcl_dev", 20261208, 20, 1, 1, 2, ("v1", "v2")),
+}
+"""`v1` and `v2` are held out (labelled blind by two readers before any rule is scored on
+them); `dev` is drawn to write rules on (one reader), so its figure is never independent.
+The three never share a reply."""
 
 
 @dataclass(frozen=True)
@@ -223,33 +263,39 @@ def population(wheel: Path = WHEEL) -> tuple[list[Reply], dict[str, list[tuple[s
     return replies, excluded
 
 
-def shuffled(members: list[Reply], model: str, kind: str) -> list[Reply]:
+def shuffled(members: list[Reply], model: str, kind: str, seed: int) -> list[Reply]:
     ordered = sorted(members, key=lambda r: r.number)
-    rng = random.Random(f"{SEED}:{model}:{kind}")
+    rng = random.Random(f"{seed}:{model}:{kind}")
     return rng.sample(ordered, len(ordered))
 
 
-def sample_model(replies: list[Reply], model: str) -> list[Reply]:
+def sample_model(replies: list[Reply], model: str, rule: Rule) -> list[Reply]:
     """One model's rows (the quota rule), sorted by case number."""
-    strata = {kind: shuffled([r for r in replies if r.kind == kind], model, kind)
+    strata = {kind: shuffled([r for r in replies if r.kind == kind], model, kind, rule.seed)
               for kind in KINDS}
-    taken = {"call": min(CALL_QUOTA, len(strata["call"])),
-             "empty": min(EMPTY_QUOTA, len(strata["empty"]))}
-    taken["text"] = min(PER_MODEL - taken["call"] - taken["empty"], len(strata["text"]))
+    taken = {"call": min(rule.call_quota, len(strata["call"])),
+             "empty": min(rule.empty_quota, len(strata["empty"]))}
+    taken["text"] = min(rule.per_model - taken["call"] - taken["empty"], len(strata["text"]))
     for kind in ("call", "empty"):
-        short = PER_MODEL - sum(taken.values())
+        short = rule.per_model - sum(taken.values())
         taken[kind] += min(short, len(strata[kind]) - taken[kind])
     rows = [r for kind in KINDS for r in strata[kind][:taken[kind]]]
     return sorted(rows, key=lambda r: r.number)
 
 
-def draw(wheel: Path = WHEEL) -> tuple[list[Reply], dict[str, list[tuple[str, str]]]]:
-    """The drawn rows (models sorted, then case number) and the excluded records per model."""
+def sample(rule: Rule, replies: list[Reply]) -> list[Reply]:
+    """The rule's rows (models sorted, then case number), never a row of its `after` rules."""
+    taken = {r.id for earlier in rule.after for r in sample(RULES[earlier], replies)}
+    left = [r for r in replies if r.id not in taken]
+    return [row for model in sorted({r.model for r in left})
+            for row in sample_model([r for r in left if r.model == model], model, rule)]
+
+
+def draw(rule: Rule, wheel: Path = WHEEL
+         ) -> tuple[list[Reply], dict[str, list[tuple[str, str]]]]:
+    """The rule's rows and the excluded records per model."""
     replies, excluded = population(wheel)
-    models = sorted({r.model for r in replies})
-    rows = [row for model in models
-            for row in sample_model([r for r in replies if r.model == model], model)]
-    return rows, excluded
+    return sample(rule, replies), excluded
 
 
 def jsonl(rows: list[dict[str, Any]]) -> str:
@@ -265,16 +311,16 @@ def reader_ids(rows: list[dict[str, Any]]) -> dict[str, str]:
     return {f"r{index:03d}": row["id"] for index, row in enumerate(rows)}
 
 
-def parts(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The readers' parts: every `N_PARTS`-th row from row k, reader fields only."""
+def parts(rows: list[dict[str, Any]], count: int) -> list[list[dict[str, Any]]]:
+    """The readers' parts: every `count`-th row from row k, reader fields only."""
     blind = [{**{key: row[key] for key in READER_FIELDS}, "id": reader}
              for reader, row in zip(reader_ids(rows), rows, strict=True)]
-    return [blind[k::N_PARTS] for k in range(N_PARTS)]
+    return [blind[k::count] for k in range(count)]
 
 
-def write_parts(folder: Path) -> None:
+def write_parts(rule: Rule, folder: Path) -> None:
     (folder / "parts").mkdir(parents=True, exist_ok=True)
-    for k, part in enumerate(parts(read_jsonl(TURNS))):
+    for k, part in enumerate(parts(read_jsonl(rule.turns), rule.parts)):
         (folder / "parts" / f"part_{k}.jsonl").write_text(jsonl(part), "utf-8")
     shutil.copyfile(RUBRIC, folder / "rubric.md")
 
@@ -294,36 +340,40 @@ def report(rows: list[Reply], excluded: dict[str, list[tuple[str, str]]]) -> str
     return "\n".join(lines)
 
 
-def corpus_rows(rows: list[Reply]) -> list[dict[str, Any]]:
-    """The drawn replies with their decided labels as classifier-corpus rows (`source:
-    bfcl-heldout`): the reply as the harness read it, in the context the model saw."""
-    labels = {row["id"]: row for row in read_jsonl(LABELS)}
+def corpus_rows(rule: Rule, rows: list[Reply]) -> list[dict[str, Any]]:
+    """The drawn replies with their decided labels as classifier-corpus rows (`source`: the
+    rule's): the reply as the harness read it, in the context the model saw."""
+    labels = {row["id"]: row for row in read_jsonl(rule.labels)}
     return [{"id": row.id, "text": row.decoded.text,
              "structured_calls": row.decoded.structured and bool(row.decoded.tool_calls),
              "parse": row.decoded.parse, "label": labels[row.id]["label"],
-             "reason": labels[row.id]["reason"], "source": SOURCE,
+             "reason": labels[row.id]["reason"], "source": rule.source,
              "context": {"user": list(row.context.user), "tools": list(row.context.tools)}}
             for row in rows]
 
 
-def merge(wheel: Path = WHEEL) -> None:
-    """Replace the corpus's `bfcl-heldout` rows with the drawn rows (appended, draw order)."""
-    kept = [line for line in CORPUS.read_text("utf-8").splitlines()
-            if json.loads(line)["source"] != SOURCE]
-    rows, _ = draw(wheel)
-    CORPUS.write_text("\n".join([*kept, *(json.dumps(row, ensure_ascii=False)
-                                          for row in corpus_rows(rows))]) + "\n", "utf-8")
+def merge(rule: Rule, wheel: Path = WHEEL) -> None:
+    """Replace the corpus's rows of the rule's source with its drawn rows: where they stood,
+    else appended (draw order)."""
+    lines = CORPUS.read_text("utf-8").splitlines()
+    mine = [i for i, line in enumerate(lines) if json.loads(line)["source"] == rule.source]
+    at = mine[0] if mine else len(lines)
+    kept = [line for line in lines if json.loads(line)["source"] != rule.source]
+    rows, _ = draw(rule, wheel)
+    new = [json.dumps(row, ensure_ascii=False) for row in corpus_rows(rule, rows)]
+    CORPUS.write_text("\n".join([*kept[:at], *new, *kept[at:]]) + "\n", "utf-8")
 
 
-def main(command: str, *args: str) -> None:
+def main(command: str, name: str = "v1", *args: str) -> None:
+    rule = RULES[name]
     if command == "draw":
-        rows, excluded = draw()
-        TURNS.write_text(jsonl([r.row() for r in rows]), "utf-8")
+        rows, excluded = draw(rule)
+        rule.turns.write_text(jsonl([r.row() for r in rows]), "utf-8")
         print(report(rows, excluded))
     elif command == "parts":
-        write_parts(Path(args[0]) if args else PARTS)
+        write_parts(rule, Path(args[0]) if args else PARTS / name)
     elif command == "merge":
-        merge()
+        merge(rule)
     else:
         raise SystemExit(f"unknown command {command!r}: draw, parts or merge")
 

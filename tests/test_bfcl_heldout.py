@@ -7,28 +7,49 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests import bfcl_heldout as bh
 
 
-def test_draw_rebuilds_to_the_committed_bytes(bfcl_wheel: Path) -> None:
-    rows, excluded = bh.draw(bfcl_wheel)
-    assert bh.jsonl([row.row() for row in rows]) == bh.TURNS.read_text("utf-8")
+@pytest.fixture(scope="module")
+def panel(bfcl_wheel: Path) -> tuple[list[bh.Reply], dict[str, list[tuple[str, str]]]]:
+    return bh.population(bfcl_wheel)
+
+
+def test_draws_rebuild_to_the_committed_bytes(panel) -> None:
+    replies, excluded = panel
+    for rule in bh.RULES.values():
+        assert bh.jsonl([row.row() for row in bh.sample(rule, replies)]) == \
+            rule.turns.read_text("utf-8"), rule.name
     # one gemini record is `[]` with null token counts: its text was not recorded
     assert {model: [case_id for case_id, _ in left] for model, left in excluded.items()
             if left} == {"gemini-2.5-flash-FC": ["irrelevance_230"]}
 
 
-def test_draw_keeps_the_quota_per_model_and_kind() -> None:
-    rows = bh.read_jsonl(bh.TURNS)
-    assert len(rows) >= 400
+def test_draws_never_share_a_reply() -> None:
+    ids = {name: {row["id"] for row in bh.read_jsonl(rule.turns)}
+           for name, rule in bh.RULES.items()}
+    for name, rule in bh.RULES.items():
+        for earlier in rule.after:
+            assert not ids[name] & ids[earlier], (name, earlier)
+    assert not ids["v1"] & ids["v2"] and not ids["dev"] & (ids["v1"] | ids["v2"])
+
+
+@pytest.mark.parametrize("name", sorted(bh.RULES))
+def test_draw_keeps_the_quota_per_model_and_kind(name: str) -> None:
+    rule = bh.RULES[name]
+    rows = bh.read_jsonl(rule.turns)
+    assert len(rows) >= 18 * rule.per_model - 1
     assert len({row["id"] for row in rows}) == len(rows)
     per_model = Counter(row["model"] for row in rows)
-    assert len(per_model) == 18 and set(per_model.values()) == {bh.PER_MODEL}
+    assert len(per_model) == 18 and set(per_model.values()) == {rule.per_model}
     for model in per_model:
         kinds = Counter(row["kind"] for row in rows if row["model"] == model)
         assert set(kinds) <= set(bh.KINDS)
         # texts fill the quota unless a model has too few; only then do calls go past theirs
-        assert kinds["call"] <= bh.CALL_QUOTA or kinds["text"] < bh.PER_MODEL - bh.CALL_QUOTA
+        assert kinds["call"] <= rule.call_quota or \
+            kinds["text"] < rule.per_model - rule.call_quota
     for row in rows:
         assert row["id"] == f"{row['model']}:{row['id'].split(':', 1)[1]}"
         assert row["mode"] == ("fc" if row["model"].endswith("-FC") else "prompt")
@@ -44,17 +65,20 @@ def test_placeholders_are_empty_and_words_are_text() -> None:
         assert not bh.is_placeholder(text), text
 
 
-def test_parts_are_blind_and_cover_every_row() -> None:
-    rows = bh.read_jsonl(bh.TURNS)
-    parts = bh.parts(rows)
-    assert len(parts) == bh.N_PARTS
+@pytest.mark.parametrize("name", sorted(bh.RULES))
+def test_parts_are_blind_and_cover_every_row(name: str) -> None:
+    rule = bh.RULES[name]
+    rows = bh.read_jsonl(rule.turns)
+    parts = bh.parts(rows, rule.parts)
+    assert len(parts) == rule.parts
     readers = bh.reader_ids(rows)
+    by_id = {row["id"]: row for row in rows}
     seen = [row["id"] for part in parts for row in part]
     assert sorted(seen) == sorted(readers)
     for part in parts:
         for row in part:
             assert tuple(row) == bh.READER_FIELDS
-            original = next(r for r in rows if r["id"] == readers[row["id"]])
+            original = by_id[readers[row["id"]]]
             assert row["reply"] == original["reply"]
             text = json.dumps(row, ensure_ascii=False)
             assert original["model"] not in text
@@ -69,6 +93,8 @@ FROZEN = {
         "9f764b48a466a93de6619e603e20a27148a37ecb2f1f868c0e68b36bf8db940a",
     "bfcl_heldout_labels.jsonl":
         "e83e59e4b3144da06309902e91e334265526d269ba00e1c47d9bb7dab90588b0",
+    "bfcl_heldout2_turns.jsonl":
+        "13c169d2ccb44492fe257d90178240906d74a6bc43dbfafbca44a07cf8452364",
 }
 """The draw, its rubric, both readers' blind labels and the adjudicated labels, frozen before
 any classifier rule was changed on them (issue 41): a changed byte fails here."""
@@ -78,13 +104,14 @@ def test_the_draw_its_rubric_and_labels_are_frozen() -> None:
     import hashlib
 
     for name, sha256 in FROZEN.items():
-        assert hashlib.sha256((bh.TURNS.parent / name).read_bytes()).hexdigest() == sha256, name
+        assert hashlib.sha256((bh.DATA / name).read_bytes()).hexdigest() == sha256, name
 
 
 def test_every_row_has_two_blind_labels_and_one_decided_label() -> None:
-    turns = [row["id"] for row in bh.read_jsonl(bh.TURNS)]
-    readers = bh.read_jsonl(bh.TURNS.parent / "bfcl_heldout_reader_labels.jsonl")
-    labels = bh.read_jsonl(bh.TURNS.parent / "bfcl_heldout_labels.jsonl")
+    rule = bh.RULES["v1"]
+    turns = [row["id"] for row in bh.read_jsonl(rule.turns)]
+    readers = bh.read_jsonl(rule.reader_labels)
+    labels = bh.read_jsonl(rule.labels)
     assert [r["id"] for r in readers] == turns == [r["id"] for r in labels]
     agreed = sum(r["first"] == r["second"] for r in readers)
     assert (agreed, len(readers)) == (408, 414)
@@ -96,11 +123,12 @@ def test_every_row_has_two_blind_labels_and_one_decided_label() -> None:
             assert label["label"] in (reader["first"], reader["second"])
 
 
-def test_the_corpus_holds_the_draw_with_its_labels_and_contexts(bfcl_wheel: Path) -> None:
+def test_the_corpus_holds_the_draw_with_its_labels_and_contexts(panel) -> None:
     """`python -m tests.bfcl_heldout merge` rebuilds the corpus's `bfcl-heldout` rows: each
     reply as the harness read it, its decided label, and what the model saw."""
-    rows, _ = bh.draw(bfcl_wheel)
+    rule = bh.RULES["v1"]
+    rows = bh.sample(rule, panel[0])
     corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
-    assert [row for row in corpus if row["source"] == bh.SOURCE] == bh.corpus_rows(rows)
-    first = bh.corpus_rows(rows)[0]
+    assert [row for row in corpus if row["source"] == rule.source] == bh.corpus_rows(rule, rows)
+    first = bh.corpus_rows(rule, rows)[0]
     assert first["context"]["user"] and first["context"]["tools"]
