@@ -22,10 +22,11 @@ The selection rule, fixed before any reply was read for labelling (no classifier
   tokens missing or above 0, e.g. one gemini record `[]` with null tokens), a record holding
   BFCL's inference error instead of outputs, and an id that is no case of the release.
 - **Kind.** `call`: the decoded reply holds at least one call (structured, or read from the
-  text by the harness). `empty`: no call, and the reply is an empty call list or a placeholder
-  with no words: its text, once a leading role word (`assistant`, `AI`, with or without a
-  colon), `<tool_call>` tags and a whole-text code fence are taken off, is one of
-  `PLACEHOLDERS` (`[]`, `missing`, `None`, `[None]`, ... and the empty text). `text`: every
+  text by the harness; not a bare sequence, `bare_sequence`). `empty`: no call, and the reply
+  is an empty call list or a placeholder with no words: its text, once a leading role word
+  (`assistant`, `AI`, with or without a colon), `<tool_call>` tags and a whole-text code
+  fence are taken off, is one of `PLACEHOLDERS` (`[]`, `missing`, `None`, `[None]`, ... and
+  the empty text). `text`: every
   other reply (call attempts that decode to nothing, i.e. `malformed`, included).
 - **Disjoint.** A rule never takes a reply an earlier rule (`Rule.after`) took: `v2` leaves
   out `v1`'s rows, `dev` both.
@@ -53,6 +54,7 @@ The readers' parts (`parts`) are every `parts`-th row from row k (`part_<k>.json
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
@@ -70,7 +72,7 @@ from toolcalib.benchmarks.bfcl.replay import fc_emission, token
 from toolcalib.benchmarks.bfcl.runfiles import find_files, model_folders, read_results
 from toolcalib.classify.base import Context
 from toolcalib.execute.calls import param_order_from_docs
-from toolcalib.execute.textcalls import decode_emission
+from toolcalib.execute.textcalls import decode_emission, parse_text_calls
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import Case, Emission
 
@@ -184,9 +186,24 @@ def is_placeholder(text: str) -> bool:
 
 
 def kind_of(decoded: Emission) -> str:
-    if decoded.tool_calls:
+    if decoded.tool_calls and not bare_sequence(decoded):
         return "call"
     return "empty" if is_placeholder(decoded.text) else "text"
+
+
+def bare_sequence(decoded: Emission) -> bool:
+    """Calls read from a bare sequence (`f(a=1), g(b=2)`, no brackets): the decoder reads
+    them as BFCL does only since after the draws were made, when they were `malformed`, so
+    a draw's kind keeps them `text` and every draw rebuilds to its bytes."""
+    if decoded.structured or parse_text_calls(decoded.text).format != "python":
+        return False
+    body = decoded.text.strip()
+    if fenced := WHOLE_FENCE.fullmatch(body):
+        body = fenced.group(1).strip()
+    try:
+        return isinstance(ast.parse(body, mode="eval").body, ast.Tuple)
+    except SyntaxError:
+        return True
 
 
 def shown(output: Any, emission: Emission) -> str:

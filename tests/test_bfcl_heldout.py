@@ -128,12 +128,11 @@ def test_every_row_has_two_blind_labels_and_one_decided_label(name: str, agreed:
             assert label["label"] in (reader["first"], reader["second"])
 
 
-def test_the_corpus_holds_the_draw_with_its_labels_and_contexts(panel) -> None:
-    """`python -m tests.bfcl_heldout merge` rebuilds the corpus's `bfcl-heldout` rows: each
+def test_the_corpus_holds_the_draws_with_their_labels_and_contexts(panel) -> None:
+    """`python -m tests.bfcl_heldout merge RULE` rebuilds the corpus's rows of each draw: each
     reply as the harness read it, its decided label, and what the model saw."""
-    rule = bh.RULES["v1"]
-    rows = bh.sample(rule, panel[0])
     corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
-    assert [row for row in corpus if row["source"] == rule.source] == bh.corpus_rows(rule, rows)
-    first = bh.corpus_rows(rule, rows)[0]
-    assert first["context"]["user"] and first["context"]["tools"]
+    for rule in bh.RULES.values():
+        rows = bh.corpus_rows(rule, bh.sample(rule, panel[0]))
+        assert [row for row in corpus if row["source"] == rule.source] == rows, rule.name
+        assert rows[0]["context"]["user"] and rows[0]["context"]["tools"]

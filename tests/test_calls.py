@@ -28,6 +28,7 @@ def test_single_call_and_list():
         ToolCall(name="g", arguments={"b": "x", "c": None}),
     ]
     assert parse_calls("[]") == []
+    assert parse_calls("f(a=1), g(b='x', c=None)") == calls  # bare: BFCL adds the brackets
     assert parse_calls("f()") == [ToolCall(name="f")]
 
 

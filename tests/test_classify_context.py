@@ -187,9 +187,11 @@ def test_a_statement_that_an_offered_tool_lacks_the_request_refuses(text: str,
     assert rule(text, ("What is the area of a triangle of base 10 and height 5?",), tools) == \
         expected
     if expected.startswith("default:refuse:tool"):
-        # the same words about a tool nobody offered, or read alone: a statement
-        assert rule(text, tools=("compress_file",)) == "default:other:statement"
+        # read alone: a statement; about a tool nobody offered too, unless the words name the
+        # offered tools ("the function ...", `offered_tool`)
         assert rule(text) == "default:other:statement"
+        if not DEFAULT.offered_tool.search(text.lower()):
+            assert rule(text, tools=("compress_file",)) == "default:other:statement"
 
 
 def test_a_tool_named_by_a_plain_word_is_named_as_code_only() -> None:
@@ -209,10 +211,59 @@ def test_every_tool_lacks_cue_has_an_example() -> None:
         "tool_not_for": "f_1 is not designed for that.",
         "tool_only_for": "f_1 only returns the weather.",
         "tool_unrelated": "f_1 is irrelevant here.",
+        "tool_lacks_function": "The question lacks the parameters f_1 needs.",
+        "tool_rather_than": "f_1 predicts revenue rather than loss.",
     }
     assert set(named) == set(DEFAULT.cues["tool_lacks"])
     for name, text in named.items():
         assert rule(text, tools=("f_1",)) == f"default:refuse:{name}", name
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The available function is for calculating body mass index, not for triangles.",
+         "default:refuse:tool_only_for"),
+        ("The provided tool is designed to compute BMI, not the area of a triangle.",
+         "default:refuse:tool_only_for"),
+        ("The given question lacks the parameters required by the function.",
+         "default:refuse:tool_lacks_function"),
+        # "It" right after a sentence that names the tools speaks of them
+        ("The provided tool computes body mass index. It does not have the capability to "
+         "measure triangles.", "default:refuse:tool_does_not"),
+        # "It" after a sentence about something else, and a tool call mentioned: no refusal
+        ("A triangle has three sides. It does not have the capability to fly.",
+         "default:other:statement"),
+        ("The function calls do not include a triangle tool, I will answer myself: 25.",
+         "default:other:statement"),
+    ],
+)
+def test_the_available_function_names_the_offered_tools(text: str, expected: str) -> None:
+    """`offered_tool`: "the available function", "the provided tools" name what was offered at
+    the turn; read alone, or with no tool offered, the same words are a statement."""
+    assert rule(text, ("What is the area of a triangle?",), ("determine_bmi",)) == expected
+    if "refuse" in expected:
+        assert rule(text) == "default:other:statement"
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "expected"),
+    [
+        # the request serves another action than the one asked for: it offers an alternative
+        ("What's the current interest rate?",
+         "I can't tell you the current interest rate. I can calculate a mortgage payment for you"
+         " if you provide the loan amount and the number of years.",
+         "default:refuse:ambiguous:refuse|ask"),
+        # ... the one asked for: the value it needs is requested
+        ("Can you recommend Italian restaurants near me?",
+         "I don't have access to your current location. If you share your city, I can recommend"
+         " some Italian restaurants nearby!", "default:ask:unless_you_provide"),
+    ],
+)
+def test_a_request_beside_an_inability_asks_when_it_serves_what_the_user_asked(
+        user: str, text: str, expected: str) -> None:
+    assert rule(text, (user,), ("calculate_mortgage_payment",)) == expected
+    assert rule(text).startswith("default:ask:")  # read alone: a request for a value
 
 
 @pytest.mark.parametrize(

@@ -280,6 +280,21 @@ CASES = [
     ("Sorry, we don't have any seats left on that flight.", "default:refuse:regret_none"),
     ("Provide the order number.", "default:ask:provide_value"),
     ("You cannot change the destination of a booked flight.", "default:refuse:second_person"),
+    ("I don't see any functions related to movie releases.", "default:refuse:dont_see_tool"),
+    ("I can only analyze soil composition, not species.", "default:refuse:can_only_not"),
+    ("I don't have real-time information about the weather.", "default:refuse:no_real_time"),
+    # an inability, then the answer anyway: the inability is a disclaimer (`answer_anyway`)
+    ("I don't have a tool for nutrition facts. However, I can share some general knowledge: a "
+     "Big Mac has about 550 calories.", "default:other:general_knowledge"),
+    ("I can't compute it with a tool. I can solve it using the standard physics formula: B = "
+     "2e-7 T.", "default:other:standard_formula"),
+    ("I cannot look airports up. However, some well-known airports include: ATL, LAX.",
+     "default:other:well_known"),
+    ("No function converts units. However, I can provide the conversion factor: 1 lb is "
+     "0.4536 kg.", "default:other:conversion_factor"),
+    # an alternative is no answer
+    ("I cannot provide a favorite restaurant. However, I can suggest some popular ones: ...",
+     "default:refuse:first_person"),
 ]
 
 

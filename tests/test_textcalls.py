@@ -111,6 +111,9 @@ def test_fenced_json(text: str, calls: list[ToolCall]) -> None:
         ("  [ls(a=True)]\n", [LS]),
         (f"{FENCE}python\n[get_weather(city='Paris')]\n{FENCE}", [WEATHER]),
         (f"{FENCE}\nls(a=True)\n{FENCE}", [LS]),
+        # BFCL's prompt decoder brackets a text that lacks them: a bare sequence is a list
+        ("get_weather(city='Paris'), ls(a=True)", [WEATHER, LS]),
+        (f"{FENCE}\nget_weather(city='Paris'),\nls(a=True)\n{FENCE}", [WEATHER, LS]),
         ("f(x={'k': (1, 2)}, y=-3)", [ToolCall(name="f", arguments={"x": {"k": [1, 2]}, "y": -3})]),
     ],
 )
@@ -287,15 +290,15 @@ def test_the_corpus_parse_is_what_the_harness_makes_of_each_text() -> None:
     docs), so a parser change that would change one shows here, not only in the validation
     figures; a published run's agent message went through no text parser (its calls came
     structured), so its `parse` is `ok` with structured calls and `none` without (as
-    `benchmarks.tau2.published` imports it); a `bfcl-heldout` row's parse is the importer's,
-    with its case's tool docs (`tests/test_bfcl_heldout.py` rebuilds those rows); the rows
+    `benchmarks.tau2.published` imports it); a BFCL panel row's (`bfcl-*`) parse is the
+    importer's, with its case's tool docs (`tests/test_bfcl_heldout.py` rebuilds them); the rows
     written for issue 14 are there and say so."""
     rows = load_corpus(Path(__file__).parent / "data" / "classifier_corpus.jsonl")
     published = [r for r in rows if r.source.startswith("published")]
     assert published and all(r.parse == ("ok" if r.structured_calls else "none")
                              for r in published)
     stale = [(r.id, r.parse, status) for r in rows if not r.structured_calls
-             and not r.source.startswith("published") and r.source != "bfcl-heldout"
+             and not r.source.startswith(("published", "bfcl-"))
              and (status := parse_text_calls(r.text).status) != r.parse]
     assert stale == []
     issue = [r for r in rows if r.id.startswith("hand-issue14-")]

@@ -36,6 +36,9 @@ a step whose output the record did not keep is unknown: no text to read, in ever
    user's requests: an alternative offered before it does not make the requests after it
    offers (unless the heading itself offers it: "**What I can do instead:**"). Regret with
    nothing to give is an inability ("I'm sorry, we don't have any nonstop flights that day.").
+   An inability followed by the answer given anyway, from what the model knows ("I don't
+   have a tool for that. However, I can share some general knowledge: ...", cues
+   `answer_anyway`), is `other`: the inability is a disclaimer before the answer.
    A second-person inability states what the user's request cannot do and refuses ("You cannot
    change the destination when modifying a booking."). A warning to the user ("You can't undo
    this."), a statement of what the model will not do ("I will not add bags unless you ask.";
@@ -98,6 +101,13 @@ the tools offered; with `NO_CONTEXT` none of this applies and the text alone dec
   no offered tool does what was asked ("determine_bmi only calculates body mass index.",
   `default:refuse:tool_<cue>`, cues `tool_lacks`; a tool whose name is a plain word,
   "calculate", is named only as code); naming a tool nobody offered says nothing of the kind;
+  "the available function", "the provided tools" (`offered_tool`) name the offered tools, as
+  does "It ..." opening the next sentence;
+- beside an inability, a request in a sentence where the model proposes to act ("I can
+  calculate a payment if you provide the amount.") that shares no word with the user's
+  message but those the inability uses serves another action than the one asked for: it
+  offers an alternative (`default:refuse:ambiguous:refuse|ask`); one that does share a word
+  asks for what the user's request needs;
 - after the user's approval (their last message opens with a yes or a go-ahead), an emission that
   reports an action done (a `completion` sentence) and whose every request is a follow-up,
   naming nothing of the user's message or asking what the user would like, is a completion
@@ -201,6 +211,8 @@ class DefaultProfile(Profile):
         self.cues = {group: _compile(table) for group, table in cues["cues"].items()}
         context_cues = cues["context"]
         self.approval = re.compile(context_cues["approval"])
+        self.offered_tool = re.compile(context_cues["offered_tool"])
+        self.pronoun = re.compile(context_cues["pronoun"])
         self.common_words = frozenset(context_cues["common_words"])
         self._readings: dict[str, EmissionAction | tuple[list[Sentence], list[Reading]]] = {}
         self._tool_names: dict[tuple[str, ...], re.Pattern[str]] = {}
@@ -232,7 +244,7 @@ class DefaultProfile(Profile):
             return read
         sentences, readings = read
         readings = self._named_tools(sentences, readings, context.tools)
-        best = self._decide(sentences, readings)
+        best = self._decide(sentences, readings, context.user)
         if follow_up := self._follow_up(best, sentences, readings, context.user):
             best = ("other", "after_approval", follow_up)
         return self._action(*best)
@@ -265,12 +277,14 @@ class DefaultProfile(Profile):
             readings.append((*self.read_sentence(sentence, pending, answered), sentence.text))
         return sentences, readings
 
-    def _decide(self, sentences: list[Sentence], readings: list[Reading]) -> Reading:
-        """The emission's reading from its sentences' (module docstring, classes 3-6)."""
+    def _decide(self, sentences: list[Sentence], readings: list[Reading],
+                user: tuple[str, ...] = ()) -> Reading:
+        """The emission's reading from its sentences' (module docstring, classes 3-6); `user`:
+        the user's message(s) the emission answers (`_offers`)."""
         best = min(readings, key=lambda reading: SENTENCE_RANK.index(reading[0]))
         refusals = [reading for reading in readings if reading[0] == "refuse"]
         if best[0] == "ask" and refusals:
-            offers = self._offers(sentences, readings)
+            offers = self._offers(sentences, readings, user)
             if all(offers):  # every ask offers alternatives to what was declined
                 best = refusals[0] if set(offers) == {"proposal"} else \
                     ("refuse", ambiguous("refuse", "ask"), refusals[0][2])
@@ -279,6 +293,10 @@ class DefaultProfile(Profile):
                 self._optional(s.match) for s, r in zip(sentences, readings, strict=True)
                 if r[0] == "ask"):
             best = ("confirm", ambiguous("confirm", "ask"), confirms[0][2])
+        if best[0] == "refuse" and (answer := next(
+                (r for r in readings[readings.index(refusals[0]) + 1:]
+                 if r[0] == "other" and r[1] in self.cues["answer_anyway"]), None)):
+            return answer  # the refusal is a disclaimer before the answer
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
             best = named[0] if named else ("other", "statement", "")
@@ -290,7 +308,9 @@ class DefaultProfile(Profile):
         not do ("determine_bmi only calculates body mass index.", cues `tool_lacks`, outside a
         hypothetical clause) read as a refusal: no offered tool does what was asked. A name
         that is a plain word ("calculate") names the tool only as code: `calculate` or
-        calculate(...)."""
+        calculate(...). "The available function", "the provided tools" (`offered_tool`) name
+        the offered tools too, and so does "It" or "This" opening the sentence after one that
+        names them (`pronoun`)."""
         if not tools:
             return readings
         if (named := self._tool_names.get(tools)) is None:
@@ -299,11 +319,18 @@ class DefaultProfile(Profile):
                 else re.escape(name) for name in sorted(map(str.lower, tools), key=len,
                                                          reverse=True))
             named = self._tool_names[tools] = re.compile(rf"(?<![\w.])(?:{names})(?!\w)")
-        return [("refuse", cue, reading[2])
-                if reading[0] == "other" and not sentence.question
-                and named.search(sentence.text.lower())
-                and (cue := self._outside("tool_lacks", sentence.match, self.hypothetical))
-                else reading for sentence, reading in zip(sentences, readings, strict=True)]
+        read = []
+        previous = False  # the sentence before names the tool: "It ..." speaks of it
+        for sentence, reading in zip(sentences, readings, strict=True):
+            names_it = bool(named.search(sentence.text.lower())
+                            or self.offered_tool.search(sentence.match)
+                            or (previous and self.pronoun.match(sentence.match)))
+            previous = names_it
+            if (reading[0] == "other" and not sentence.question and names_it
+                    and (cue := self._outside("tool_lacks", sentence.match, self.hypothetical))):
+                reading = ("refuse", cue, reading[2])
+            read.append(reading)
+        return read
 
     def _follow_up(self, best: Reading, sentences: list[Sentence], readings: list[Reading],
                    user: tuple[str, ...]) -> str:
@@ -354,19 +381,28 @@ class DefaultProfile(Profile):
         return bool(self._hit("optional", text)) or bool(
             self.condition.match(text) and not self.affirmed.match(text))
 
-    def _offers(self, sentences: list[Sentence], readings: list[tuple[str, str, str]]
-                ) -> list[str]:
+    def _offers(self, sentences: list[Sentence], readings: list[tuple[str, str, str]],
+                user: tuple[str, ...] = ()) -> list[str]:
         """`_offer` of each ask sentence, and `alternative` for a request that follows a
         refusal and then an offered alternative ("I can't remove one passenger. We can cancel
-        the whole trip: please provide the reason.")."""
+        the whole trip: please provide the reason."), or that proposes an action itself
+        ("I can't tell you the rate. I can calculate a payment if you provide the amount.")
+        sharing no word with the user's message but those the refusals use (`terms`): the
+        request serves another action than the one asked for."""
         offers, declined, offered = [], False, False
+        asked = self.terms(self._normal("\n".join(user))) - set().union(
+            *(self.terms(s.match) for s, r in zip(sentences, readings, strict=True)
+              if r[0] == "refuse"))
         for sentence, (family, _, _) in zip(sentences, readings, strict=True):
             if sentence.section and family == "other" and not self._alternative(
                     sentence.match):  # a new section: another request
                 declined = offered = False
             declined = declined or family == "refuse"
             if family == "ask":
-                offers.append(self._offer(sentence) or ("alternative" if offered else ""))
+                proposes = bool(user) and declined and self._alternative(
+                    sentence.match) == "we_can" and not self.terms(sentence.match) & asked
+                offers.append(self._offer(sentence) or (
+                    "alternative" if offered or proposes else ""))
             offered = offered or (declined and bool(self._alternative(sentence.match)))
         return offers
 
@@ -421,6 +457,8 @@ class DefaultProfile(Profile):
             if not offer:
                 return family, cue
             return "refuse", refusal if offer == "proposal" else ambiguous("refuse", "ask")
+        if not refusal and family == "other" and (answer := self._hit("answer_anyway", text)):
+            return "other", answer
         return ("refuse", refusal) if refusal else (family, cue)
 
     def _request(self, text: str) -> str:

@@ -11,9 +11,11 @@ turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; i
 `published-heldout`, `published-heldout-2` and `published-heldout-3` (the held-out draws of
 the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl` and
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it); or
-`bfcl-heldout` (BFCL irrelevance replies of the leaderboard panel, id `<model folder>:<case
-id>`, `tests/data/bfcl_heldout_turns.jsonl`, built and merged by `tests/bfcl_heldout.py`:
-frozen and labelled blind before any rule change, issue 41). A row may carry
+`bfcl-heldout`, `bfcl-heldout-2` (BFCL irrelevance replies of the leaderboard panel, id
+`<model folder>:<case id>`, `tests/data/bfcl_heldout_turns.jsonl`, `bfcl_heldout2_turns.jsonl`,
+built and merged by `tests/bfcl_heldout.py`: frozen and labelled blind by two readers before
+any rule change, issue 41) and `bfcl-dev` (a third draw of the panel, one reader, to write
+rules on). A row may carry
 `context`, what the model saw at the emission's turn as the classify stage gives it
 (`classify.base.Context`); every profile classifies the row in it (none: `NO_CONTEXT`).
 
@@ -66,9 +68,10 @@ AGENT = pl.col("id").str.splitn("_", 2).struct.field("field_0")
 """The agent of a published row: its results file's submission name up to the first `_`
 (`toolorchestra_nvidia_2025-12-02__toolorchestra_airline_...:3:12` -> `toolorchestra`)."""
 BFCL_HELDOUT = "bfcl-heldout"
-"""The BFCL irrelevance held-out draw, reported per panel model too (`<source>:<model>`)."""
+"""How the BFCL irrelevance held-out draws' sources begin; each is reported per panel model
+too (`<source>:<model>`)."""
 PANEL_MODEL = pl.col("id").str.splitn(":", 2).struct.field("field_0")
-"""The panel model of a `bfcl-heldout` row: its id up to the `:` (`<model folder>:<case>`)."""
+"""The panel model of a BFCL row: its id up to the `:` (`<model folder>:<case>`)."""
 _SCHEMA_VERSION = Column("schema_version", "int")
 """Each validation CSV carries its table's `schema_version` as its first column (CSV has no
 metadata slot)."""
@@ -126,7 +129,7 @@ class CorpusRow(StrictModel):
     label: RecordedClass
     reason: str
     source: Literal["hand", "model", "published", "published-heldout", "published-heldout-2",
-                    "published-heldout-3", "bfcl-heldout"]
+                    "published-heldout-3", "bfcl-heldout", "bfcl-heldout-2", "bfcl-dev"]
     provenance: Provenance | None = None
     context: Context = NO_CONTEXT
     """What the model saw at the emission's turn (`classify.base.Context`; JSON
@@ -257,18 +260,18 @@ def source_groups(sources: Sequence[str]) -> dict[str, list[str]]:
 def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
     """Group name -> its rows: the `source_groups`, then, when the held-out draws are pooled,
     the pool per agent (`published-heldout-all:<agent>`, agents sorted): how far the
-    classifier can be trusted on each published agent's text; and the BFCL held-out draw per
-    panel model (`bfcl-heldout:<model>`)."""
+    classifier can be trusted on each published agent's text; and each BFCL held-out draw per
+    panel model (`bfcl-heldout:<model>`, `bfcl-heldout-2:<model>`)."""
     groups = source_groups(predictions["source"].to_list())
     filters = {name: pl.col("source").is_in(sources) for name, sources in groups.items()}
     if pooled := groups.get(HELDOUT_GROUP):
         held = pl.col("source").is_in(pooled)
         for agent in sorted(predictions.filter(held).select(AGENT.unique()).to_series()):
             filters[f"{HELDOUT_GROUP}:{agent}"] = held & (AGENT == agent)
-    if BFCL_HELDOUT in groups:
-        drawn = pl.col("source") == BFCL_HELDOUT
+    for source in sorted(s for s in groups[ALL_SOURCES] if s.startswith(BFCL_HELDOUT)):
+        drawn = pl.col("source") == source
         for model in sorted(predictions.filter(drawn).select(PANEL_MODEL.unique()).to_series()):
-            filters[f"{BFCL_HELDOUT}:{model}"] = drawn & (PANEL_MODEL == model)
+            filters[f"{source}:{model}"] = drawn & (PANEL_MODEL == model)
     return filters
 
 

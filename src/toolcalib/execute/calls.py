@@ -33,10 +33,15 @@ class CallParseError(ValueError):
 
 def parse_calls(source: str, param_order: ParamOrder | None = None,
                 tool_names: Collection[str] | None = None) -> list[ToolCall]:
-    """Parse `f(a=1)` or `[f(a=1), g(b='x')]` into calls; anything else raises CallParseError.
-    `tool_names`: the visible tools, the only dotted names accepted (None: any dotted name)."""
+    """Parse `f(a=1)`, `[f(a=1), g(b='x')]` or the bare `f(a=1), g(b='x')` (BFCL's prompt
+    decoder puts brackets around a text that lacks them) into calls; anything else raises
+    CallParseError. `tool_names`: the visible tools, the only dotted names accepted (None: any
+    dotted name)."""
+    source = source.strip()
+    if not source.startswith(("[", "(")) and "," in source:
+        source = f"[{source}]"
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CallParseError(f"not a Python expression: {exc}") from exc
     body = tree.body

@@ -7,7 +7,8 @@ first of these formats that applies:
    the text; a missing closing tag is accepted.
 2. `json`: the whole text is JSON calls: `{"name", "arguments" | "parameters"}`, a list of them,
    several of them one after another, `{"function": {...}}` or `{"tool_calls": [...]}`.
-3. `python`: the whole text (optionally fenced) is `f(a=1)` or `[f(a=1), g(b='x')]`, read by
+3. `python`: the whole text (optionally fenced) is `f(a=1)`, `[f(a=1), g(b='x')]` or the same
+   list without its brackets (as BFCL's prompt decoder reads it), read by
    `parse_calls`: literal arguments only, positional ones need `param_order`, and a dotted
    function name must be one of `tool_names` (the visible tools: BFCL has `math.sum`).
 4. `fenced_json`: fenced code blocks (```json ... ```) holding form 2, prose around them allowed.
