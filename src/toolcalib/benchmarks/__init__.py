@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.classify.base import Profile, WriteContext
     from toolcalib.config import ReleaseConfig
-    from toolcalib.generate import Loop
     from toolcalib.records import Case, Published, Trajectory
+    from toolcalib.steploop import Loop
     from toolcalib.verdicts import Score
 
 PLUGINS: Registry[AnyBenchmark] = Registry("benchmark", {

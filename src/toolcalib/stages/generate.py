@@ -50,10 +50,10 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     does not run is refused (`variants.refusal`)."""
     spec = parse_model_spec(model_spec)
     context = get_variant(variant)
-    refused = refusal(spec.name, spec.backend, variant, benchmark)
+    bench = get_benchmark(benchmark)
+    refused = refusal(spec.name, spec.backend, variant, benchmark, bench.variants)
     if refused is not None:
         raise InputError(refused)
-    bench = get_benchmark(benchmark)
     loop = settings(bench.loop_settings, benchmark_options)
     selected = select(read_records(cases, Case), cases, limit, case_ids)
     label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"

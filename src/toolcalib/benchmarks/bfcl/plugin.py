@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.benchmarks.bfcl.replay import RecordedRun
     from toolcalib.classify.base import Profile, WriteContext
-    from toolcalib.generate import Loop
     from toolcalib.records import Case, Trajectory
+    from toolcalib.steploop import Loop
 
 
 def load_cases(release: BfclRelease, category: str) -> list[Case]:

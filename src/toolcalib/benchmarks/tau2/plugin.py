@@ -29,9 +29,9 @@ from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
 from toolcalib.benchmarks.tau2.user import LlmUser, ReferenceUser, User
 from toolcalib.benchmarks.tau2.writes import write_contexts, write_units
-from toolcalib.generate import Loop
 from toolcalib.jsonio import InputError, RecordIndex, dumps, sha256_bytes
 from toolcalib.records import MODEL_OUTCOMES, Case, Message, ToolCall, Trajectory
+from toolcalib.steploop import Loop
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
