@@ -15,13 +15,15 @@ from typing import Any
 from toolcalib.backends.base import Answer, Request
 from toolcalib.backends.policy import PolicyBackend
 from toolcalib.benchmarks import get_benchmark, settings
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.profiles import get_profile, read_alone
 from toolcalib.classify.trajectory import action_rows
 from toolcalib.config import parse_model_spec
+from toolcalib.evaluate import STRUCTURAL_PROFILE, write_units
 from toolcalib.generate import run_cases
 from toolcalib.metrics.rows import case_rows, gold_rows, triple_rows
 from toolcalib.records import Case, Emission, ToolCall, Trajectory
 from toolcalib.stages.evaluate import score_rows
+from toolcalib.stages.generate import USER_PROFILE
 from toolcalib.variants import get_variant
 
 TAU2 = get_benchmark("tau2")
@@ -80,7 +82,8 @@ def episodes(wheel: str | Path, cases: Iterable[Case], agent: Any,
     `options["user"]` names `user`, the backend playing it)."""
     return list(run_cases(cases, agent, get_variant("baseline"),
                           lambda c: TAU2.environment(wheel, c),
-                          loop=TAU2.loop(settings(TAU2.loop_settings, options), user, wheel),
+                          loop=TAU2.loop(settings(TAU2.loop_settings, options), user, wheel,
+                                         read_alone(USER_PROFILE)),
                           user=user))
 
 
@@ -109,9 +112,10 @@ def evaluate(wheel: str | Path, cases: list[Case], trajectories: list[Trajectory
     actions = [row for case, trajectory in pairs for row in action_rows(trajectory, case,
                                                                         profile)]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
-             for row in TAU2.units(case, trajectory, score, profile)]
-    structural = {(t.model, t.variant, c.benchmark, c.category, c.id): TAU2.structural(c, t, s)
-                  for (c, t), s in zip(pairs, scores, strict=True)}
+             for row in write_units(TAU2, profile, case, trajectory, score)]
+    reads = read_alone(STRUCTURAL_PROFILE)
+    structural = {(t.model, t.variant, c.benchmark, c.category, c.id):
+                  TAU2.structural(c, t, s, reads) for (c, t), s in zip(pairs, scores, strict=True)}
     rows = case_rows(actions, score_rows(scores), gold_rows(cases), structural) + units
     return Evaluated(scores, rows, {(row["category"], row["gold_action"]): row
                                     for row in triple_rows(rows)})

@@ -3,7 +3,10 @@ benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plug
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
 benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
-other packages write and none of them imports it (docs/architecture.md)."""
+other packages write and none of them imports it (docs/architecture.md). A benchmark's package
+is a leaf: it imports only the core (`PLUGIN_CORE`, `PLUGIN_PACKAGES`), never a classifier, the
+metrics, a stage, the report or provenance, and the core it imports reaches no benchmark. The
+import graph of the whole package (`_graph`) has no cycle."""
 
 from __future__ import annotations
 
@@ -24,6 +27,15 @@ NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "re
 """Packages that never import `toolcalib.provenance`."""
 PROVENANCE_READS = ("metrics", "provenance")
 """The packages `toolcalib.provenance` may import, besides the root modules."""
+PLUGIN_CORE = ("records", "jsonio", "registry", "config", "verdicts", "variants", "steploop",
+               "writes", "generate")
+"""The root modules a benchmark's package may import: the records it states its facts in
+(`records`, `verdicts`, `writes`), reading and naming (`jsonio`, `registry`), its config
+section (`config`), the variants its loop applies (`variants`), the step loop (`steploop`)
+and, for BFCL, the scripted loop its published runs are replayed through (`generate`)."""
+PLUGIN_PACKAGES = ("backends", "execute")
+"""The packages a benchmark's package may import (besides the registry, `toolcalib.benchmarks`,
+and its own): the backend protocol and replay options, and how calls are read from text."""
 
 
 def _module(path: Path) -> str:
@@ -72,6 +84,82 @@ def _package_of(module: str) -> str | None:
 
 def _sources() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
+
+
+MODULES = {_module(path): path for path in _sources()}
+
+
+def _resolved(path: Path) -> set[str]:
+    """The package's modules `path` imports (`_imports`): `from X import a` names the module
+    `X.a` where there is one, else `X` (a package's `__init__` is the module `X`); `import
+    X.Y.z` the longest module of its prefixes. A package's `__init__` runs before its
+    submodules whoever imports them, so no edge goes to the ancestors of the module named."""
+    found = set()
+    for name in _imports(path):
+        parts = name.split(".")
+        while parts and ".".join(parts) not in MODULES:
+            parts.pop()
+        if parts:
+            found.add(".".join(parts))
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            names = {f"{node.module}.{alias.name}" for alias in node.names}
+            if names and names <= MODULES.keys():  # `from package import submodule`
+                found.discard(node.module)
+    return found - {_module(path)}
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (`_resolved`)."""
+    return {module: _resolved(path) for module, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iterative), each
+    sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while (member := stack.pop()) != node:
+                    component.append(member)
+                component.append(node)
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _reached(graph: dict[str, set[str]], roots: list[str]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module])
+    return seen
 
 
 def test_every_benchmark_is_a_package():
@@ -134,3 +222,35 @@ def test_no_backend_imports_the_benchmarks(path):
     """A benchmark's own policies reach the policy backend from the generate stage."""
     found = sorted(name for name in _imports(path) if _package_of(name) == "benchmarks")
     assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+@pytest.mark.parametrize("path", [p for p in _sources() if _benchmark_of(_module(p))],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_benchmark_imports_only_the_core(path):
+    """A plugin states facts (cases, gold, environment, scores, write calls); who classifies
+    them, makes rows of them or runs the stages is not its business."""
+    own = _benchmark_of(_module(path))
+    found = sorted(module for module in _resolved(path)
+                   if _benchmark_of(module) != own and module != "toolcalib.benchmarks"
+                   and module.split(".")[1] not in (*PLUGIN_CORE, *PLUGIN_PACKAGES))
+    assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+def test_the_core_a_benchmark_imports_reaches_no_benchmark():
+    graph = _graph()
+    roots = [module for module in graph if module.split(".")[1:2] and
+             module.split(".")[1] in (*PLUGIN_CORE, *PLUGIN_PACKAGES)]
+    found = sorted(m for m in _reached(graph, roots) if _package_of(m) == "benchmarks"
+                   or m == "toolcalib.benchmarks")
+    assert not found, f"the core a benchmark imports reaches {found}"
+
+
+def test_the_import_graph_has_no_cycle():
+    cycles = _cycles(_graph())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_cycles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"x": {"y"}, "y": {"x"}}) == [["x", "y"]]

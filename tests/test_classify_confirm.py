@@ -11,15 +11,14 @@ import pytest
 from toolcalib.benchmarks.tau2.writes import write_contexts
 from toolcalib.classify.confirm import (
     ConfirmVerdict,
-    WriteContext,
     approves,
     confirm_verdict,
-    exchange_texts,
     key_values,
     rule_verdict,
 )
 from toolcalib.classify.default import DefaultProfile
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
+from toolcalib.writes import WriteContext, exchange_texts
 
 READER = DefaultProfile()
 """The rule's reader, as every rule profile's (`classify.confirm.Reader`)."""

@@ -11,13 +11,15 @@ import pytest
 
 from tests.scripted_server import ScriptedServer
 from toolcalib.backends import make_backend
-from toolcalib.classify.confirm import WriteContext, rule_verdict
+from toolcalib.classify.confirm import rule_verdict
 from toolcalib.classify.confirm_judge import load_confirm_rubric, parse_confirm_reply
 from toolcalib.classify.judge import JudgeProfile, JudgeUnavailable
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec
+from toolcalib.evaluate import write_units
 from toolcalib.records import Message, ToolCall
 from toolcalib.store import ResponseStore, StoredBackend
+from toolcalib.writes import WriteContext
 
 CANCEL = ToolCall(name="cancel_reservation", arguments={"reservation_id": "ZFA04Y"})
 ASKED = "Shall I cancel reservation ZFA04Y (yes/no)?"
@@ -143,10 +145,11 @@ def test_tau2_write_units_follow_the_profile_of_the_job(tau2_wheel):
     (case,) = cases_of(tau2_wheel, "airline_2")
     (trajectory,) = episodes(tau2_wheel, [case], policy("oracle"))
     score = TAU2.score(str(tau2_wheel), case, trajectory, None)
-    (rule_unit,) = TAU2.units(case, trajectory, score, get_profile("default"))
+    (rule_unit,) = write_units(TAU2, get_profile("default"), case, trajectory, score)
     assert rule_unit["emitted"] == "confirm|tool_call" and rule_unit["bound"] is None
     backend = Scripted(lambda request: text("no"))
-    (judged,) = TAU2.units(case, trajectory, score, JudgeProfile(backend, get_profile("default")))
+    (judged,) = write_units(TAU2, JudgeProfile(backend, get_profile("default")), case, trajectory,
+                            score)
     assert judged["emitted"] == "tool_call" and judged["bound"] == "acc_without_gold"
     verdict = {"emitted", "emission_classes", "gold_emitted", "gold_turn_class",
                "gold_turn_hit", "gold_emitted_any_step", "bound", "structural_hit"}

@@ -15,10 +15,11 @@ import pytest
 
 from tests.confirm import handwritten, verdicts
 from toolcalib.classify import confirm_validation as cv
-from toolcalib.classify.confirm import ConfirmVerdict, exchange_texts
+from toolcalib.classify.confirm import ConfirmVerdict
 from toolcalib.classify.confirm_judge import load_confirm_rubric
 from toolcalib.classify.profiles import get_profile
 from toolcalib.jsonio import InputError
+from toolcalib.writes import exchange_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "confirm_corpus.jsonl"

@@ -23,8 +23,10 @@ from toolcalib.benchmarks.tau2.user import (
     TRANSFER,
     instructions_text,
 )
+from toolcalib.classify.profiles import read_alone
 from toolcalib.jsonio import InputError
 from toolcalib.records import Message
+from toolcalib.stages.generate import USER_PROFILE
 
 OPENING = "Hi, I want to cancel my reservation EHGLP3, please."
 
@@ -195,7 +197,7 @@ def test_every_user_stop_signal_ends_the_episode(tau2_wheel, signal):
 
 def test_a_user_option_without_a_user_backend_is_an_error(tau2_wheel):
     with pytest.raises(InputError, match="τ² user 'sim': no backend plays the user"):
-        TAU2.loop(Tau2Loop(user="sim"), None, tau2_wheel)
+        TAU2.loop(Tau2Loop(user="sim"), None, tau2_wheel, read_alone(USER_PROFILE))
 
 
 # -- slow: an OpenAI-compatible server as the user, through the generate stage ----------------

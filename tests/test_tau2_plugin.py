@@ -24,9 +24,11 @@ from toolcalib.benchmarks.tau2.user import (
     STOP,
     ReferenceUser,
 )
+from toolcalib.classify.profiles import read_alone
 from toolcalib.jsonio import InputError, read_records
 from toolcalib.metrics.rows import ACC_WITHOUT_GOLD
 from toolcalib.records import Case, Message
+from toolcalib.stages.generate import USER_PROFILE
 
 GOLD = {
     "airline": ({"tool_call": 43, "refuse": 7}, "2 10 19 20 21 22 35 42"),
@@ -145,7 +147,7 @@ def test_the_reference_user(tau2_release):
     task = next(t for t in tau2_release.tasks("airline") if t["id"] == "2")
     instructions = task["user_scenario"]["instructions"]
     reason, known = instructions["reason_for_call"].strip(), instructions["known_info"].strip()
-    user = ReferenceUser()
+    user = ReferenceUser(read_alone(USER_PROFILE))
     assert user.identity() == {"user": "reference", "version": 1}
     opening = user.reply(task, _said())
     assert opening == f"{reason}\n{known}"
@@ -170,7 +172,7 @@ def test_the_reference_user_stops_after_max_replies(tau2_release):
     task = tau2_release.tasks("retail")[5]
     question = ("assistant", "Could you please tell me your email address?")
     turns = [turn for _ in range(MAX_REPLIES - 1) for turn in (("user", "x"), question)]
-    user = ReferenceUser()
+    user = ReferenceUser(read_alone(USER_PROFILE))
     assert user.reply(task, _said(*turns)) != STOP
     assert user.reply(task, _said(*turns, ("user", "x"), question)) == STOP
 

@@ -9,11 +9,14 @@ import pytest
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.benchmarks.tau2.structural import structural_hit
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.profiles import get_profile, read_alone
+from toolcalib.evaluate import STRUCTURAL_PROFILE, write_units
 from toolcalib.records import Emission, Message, Step, ToolCall, Trajectory, TurnTrace
 from toolcalib.verdicts import Score
 
 TAU2 = get_benchmark("tau2")
+PAPER = read_alone(STRUCTURAL_PROFILE)
+"""The `paper` profile's reading, which the evaluate stage hands the structural reading."""
 WRITES = ["cancel_reservation", "book_reservation"]
 
 
@@ -50,19 +53,19 @@ def test_refuse_without_a_write_hits_whatever_it_said():
     """Reads (and no refusing words) are no write: the published refuse is restraint."""
     done = trajectory([said("Sure, let me look."), said(calls=("get_user_details",))],
                       [said("Your reservation is on file.")])
-    assert structural_hit("refuse", case("refuse"), done, score([])) is True
+    assert structural_hit("refuse", case("refuse"), done, score([]), PAPER) is True
 
 
 def test_refuse_with_a_write_misses_even_after_refusing_in_words():
     done = trajectory([said("I cannot help with that.")],
                       [said(calls=("get_user_details", "cancel_reservation"))])
-    assert structural_hit("refuse", case("refuse"), done, score([])) is False
+    assert structural_hit("refuse", case("refuse"), done, score([]), PAPER) is False
 
 
 def test_a_dropped_write_is_no_write():
     """A variant's probe withdrew the step before it ran: not part of the conversation."""
     done = trajectory([said(calls=("cancel_reservation",), dropped=True), said("Done.")])
-    assert structural_hit("refuse", case("refuse"), done, score([])) is True
+    assert structural_hit("refuse", case("refuse"), done, score([]), PAPER) is True
 
 
 # -- tool_call: every reference action matched ------------------------------------------------
@@ -71,14 +74,14 @@ def test_a_dropped_write_is_no_write():
                                               ([False], False)])
 def test_tool_call_needs_every_reference_action_matched(matched, hit):
     done = trajectory([said(calls=("cancel_reservation",))])
-    assert structural_hit("tool_call", case("tool_call"), done, score(matched)) is hit
+    assert structural_hit("tool_call", case("tool_call"), done, score(matched), PAPER) is hit
 
 
 def test_tool_call_reads_the_scorer_not_the_calls():
     """No call at all but (say) matched actions: the scorer's `actions_matched` decides."""
     hello = trajectory([said("Hello.")])
-    assert structural_hit("tool_call", case("tool_call"), hello, score([True])) is True
-    assert structural_hit("tool_call", case("tool_call"), hello, score()) is None
+    assert structural_hit("tool_call", case("tool_call"), hello, score([True]), PAPER) is True
+    assert structural_hit("tool_call", case("tool_call"), hello, score(), PAPER) is None
 
 
 # -- ask: at least one ask under the `paper` profile ------------------------------------------
@@ -86,48 +89,48 @@ def test_tool_call_reads_the_scorer_not_the_calls():
 def test_ask_is_any_paper_ask_in_the_trajectory():
     done = trajectory([said("Hello.")], [said("Could you give me your user id")],
                       [said(calls=("get_user_details",))])
-    assert structural_hit("ask", case("ask"), done, score([True])) is True
+    assert structural_hit("ask", case("ask"), done, score([True]), PAPER) is True
 
 
 def test_ask_uses_the_paper_profile_not_the_runs():
     """`paper` tries refuse before ask: "I can't ... could you ..." is refuse there, so no ask;
     its question mark makes any question an ask (a closing one too)."""
     refused = trajectory([said("I can't do that; could you call back later")])
-    assert structural_hit("ask", case("ask"), refused, score([True])) is False
+    assert structural_hit("ask", case("ask"), refused, score([True]), PAPER) is False
     closing = trajectory([said(calls=("get_user_details",))], [said("Anything else?")])
-    assert structural_hit("ask", case("ask"), closing, score([True])) is True
+    assert structural_hit("ask", case("ask"), closing, score([True]), PAPER) is True
 
 
 def test_ask_without_any_ask_misses():
     done = trajectory([said(calls=("get_user_details",))], [said("Done.")])
-    assert structural_hit("ask", case("ask"), done, score([True, True])) is False
+    assert structural_hit("ask", case("ask"), done, score([True, True]), PAPER) is False
 
 
 def test_a_dropped_ask_does_not_count():
     done = trajectory([said("Could you tell me your id?", dropped=True), said("Done.")])
-    assert structural_hit("ask", case("ask"), done, score([True])) is False
+    assert structural_hit("ask", case("ask"), done, score([True]), PAPER) is False
 
 
 # -- unscored, other classes, units, the plugin hook ------------------------------------------
 
 def test_no_reading_for_an_unscored_case():
     assert structural_hit("refuse", case("refuse"), trajectory([said("Hi")], outcome="error"),
-                          score(scored=False)) is None
+                          score(scored=False), PAPER) is None
     assert structural_hit("refuse", case("refuse"), trajectory([said("Hi")]),
-                          score(scored=False)) is None
+                          score(scored=False), PAPER) is None
 
 
 def test_step_cap_is_read_like_any_scored_end():
     done = trajectory([said(calls=("book_reservation",))], outcome="step_cap")
-    assert structural_hit("refuse", case("refuse"), done, score([])) is False
+    assert structural_hit("refuse", case("refuse"), done, score([]), PAPER) is False
 
 
 def test_the_reading_follows_the_gold_the_variant_presents():
     """no-tools-visible presents tool_call as refuse: read as refuse (no write)."""
     done = trajectory([said("I have no tool for that.")])
-    assert structural_hit("refuse", case("refuse"), done, score([False])) is True
-    assert structural_hit("tool_call", case("tool_call"), done, score([False])) is False
-    assert structural_hit("confirm", case("confirm"), done, score([False])) is None
+    assert structural_hit("refuse", case("refuse"), done, score([False]), PAPER) is True
+    assert structural_hit("tool_call", case("tool_call"), done, score([False]), PAPER) is False
+    assert structural_hit("confirm", case("confirm"), done, score([False]), PAPER) is None
 
 
 def test_the_plugin_hook_and_its_units():
@@ -141,12 +144,13 @@ def test_the_plugin_hook_and_its_units():
         Message(role="tool", name="cancel_reservation", content="ok")],
         turns=[done.turns[0], done.turns[1].replace(user="Yes, go ahead.")])
     verdict = score([True])
-    assert TAU2.structural(case("tool_call"), done, verdict) == {"tool_call": True}
-    units = TAU2.units(case("tool_call"), done, verdict, get_profile("default"))
+    assert TAU2.structural(case("tool_call"), done, verdict, PAPER) == {"tool_call": True}
+    units = write_units(TAU2, get_profile("default"), case("tool_call"), done, verdict)
     assert [u["case_id"] for u in units] == ["airline_9#write1"]
     assert [(u["gold_emitted"], u["structural_hit"]) for u in units] == [(True, True)]
-    assert get_benchmark("bfcl").structural(case("tool_call"), done, verdict) == {}  # null
-    unscored = TAU2.units(case("tool_call"), done, score(scored=False), get_profile("default"))
+    assert get_benchmark("bfcl").structural(case("tool_call"), done, verdict, PAPER) == {}  # null
+    unscored = write_units(TAU2, get_profile("default"), case("tool_call"), done,
+                           score(scored=False))
     assert [(u["gold_emitted"], u["structural_hit"]) for u in unscored] == [(True, None)]
 
 
@@ -155,8 +159,8 @@ def test_every_gold_class_of_a_task_is_read():
     from toolcalib.benchmarks.tau2.structural import structural_hits
 
     done = trajectory([said("Could you tell me your user id?")], [said(calls=("get_user",))])
-    assert structural_hits(case("tool_call", ("ask",)), done, score([True])) == {
+    assert structural_hits(case("tool_call", ("ask",)), done, score([True]), PAPER) == {
         "tool_call": True, "ask": True}
-    assert structural_hits(case("tool_call", ("ask",)), done, score([False])) == {
+    assert structural_hits(case("tool_call", ("ask",)), done, score([False]), PAPER) == {
         "tool_call": False, "ask": True}
-    assert TAU2.structural(case("refuse"), done, score([])) == {"refuse": True}
+    assert TAU2.structural(case("refuse"), done, score([]), PAPER) == {"refuse": True}

@@ -135,12 +135,13 @@ def test_each_benchmark_declares_the_variants_it_runs():
     assert get_benchmark("tau2").variants == ("baseline", "system-permission", "no-tools-visible")
     for name in PLUGINS:
         assert set(get_benchmark(name).variants) <= set(VARIANTS)
-    assert refusal("m", "openai", "sri", "bfcl") is None
-    assert refusal("m", "openai", "no-tools-visible", "tau2") is None
-    assert refusal("m", "openai", "cri-retry", "tau2") == (
+    bfcl, tau2 = get_benchmark("bfcl").variants, get_benchmark("tau2").variants
+    assert refusal("m", "openai", "sri", "bfcl", bfcl) is None
+    assert refusal("m", "openai", "no-tools-visible", "tau2", tau2) is None
+    assert refusal("m", "openai", "cri-retry", "tau2", tau2) == (
         f"model 'm': variant 'cri-retry' does not run on benchmark 'tau2' {TAU2_REFUSED}")
-    assert refusal("p", "replay", "baseline", "tau2") is None
-    assert refusal("p", "replay", "system-permission", "bfcl") == (
+    assert refusal("p", "replay", "baseline", "tau2", tau2) is None
+    assert refusal("p", "replay", "system-permission", "bfcl", bfcl) == (
         "model 'p': variant 'system-permission' does not run on benchmark 'bfcl' (backend "
         "'replay' runs: baseline)")
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from toolcalib.jsonio import InputError
 
 if TYPE_CHECKING:
-    from toolcalib.classify.base import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict
     from toolcalib.records import Case, Trajectory
+    from toolcalib.writes import WriteContext
 
 
 def _ids(text: str) -> list[str]:
@@ -226,7 +227,7 @@ def _write_verdicts(case: Case, trajectory: Trajectory
     from toolcalib.benchmarks import get_benchmark
     from toolcalib.classify.profiles import get_profile
 
-    contexts = get_benchmark(case.benchmark).write_contexts(case, trajectory)
+    contexts = [write.context for write in get_benchmark(case.benchmark).writes(case, trajectory)]
     verdicts = get_profile("default").confirm_verdicts(contexts)  # the rule, read by `default`
     return list(zip(contexts, verdicts, strict=True))
 

@@ -36,7 +36,7 @@ from jsonschema.exceptions import relevance
 from pydantic import ValidationError
 
 from toolcalib.backends import OPTIONS
-from toolcalib.benchmarks import CONFIGS
+from toolcalib.benchmarks import CONFIGS, get_benchmark
 from toolcalib.expand import expand_models
 from toolcalib.jsonio import InputError
 from toolcalib.provenance.dvcsync import stage_part
@@ -327,7 +327,8 @@ def check_variants(config: Mapping[str, Any], layers: Sequence[Layer]) -> None:
             for variant in own or config["variants"]:
                 if listed and variant not in listed:
                     continue
-                line = refusal(model["name"], model["backend"], variant, benchmark)
+                line = refusal(model["name"], model["backend"], variant, benchmark,
+                               get_benchmark(benchmark).variants)
                 if line is None:
                     continue
                 if listed:

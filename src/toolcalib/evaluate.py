@@ -2,7 +2,10 @@
 
 Trajectories and cases are read as records (`records.Trajectory`, `records.Case`: decoded and
 checked by msgspec in one pass each), a case line only when a trajectory of the file needs it
-(`jsonio.RecordIndex`), each once; the gold file is read by the benchmark (`read_gold`).
+(`jsonio.RecordIndex`), each once; the gold file is read by the benchmark (`read_gold`). The
+benchmark states facts (scores, write calls, its structural reading); the classifying is done
+here, by the run's profile (action rows, each write's confirm verdict) and the `paper`
+profile's reading handed to the structural reading, and the rows by `metrics`.
 """
 
 from __future__ import annotations
@@ -12,11 +15,18 @@ from typing import Any, NamedTuple
 
 from toolcalib.benchmarks import Benchmark
 from toolcalib.classify.base import Profile
+from toolcalib.classify.paper import PaperProfile
+from toolcalib.classify.profiles import read_alone
 from toolcalib.classify.trajectory import action_rows
 from toolcalib.jsonio import InputError, RecordIndex, read_records
+from toolcalib.metrics.confirm_rows import confirm_rows
 from toolcalib.records import Case, Trajectory
 from toolcalib.variants import get_variant
 from toolcalib.verdicts import Score
+
+STRUCTURAL_PROFILE = PaperProfile.name
+"""Whose reading of an emission alone a benchmark's structural reading reads (the published
+method's cues: τ²'s `ask`), whichever profile the run classifies with."""
 
 
 class Category(NamedTuple):
@@ -29,7 +39,7 @@ class Category(NamedTuple):
 
 class Evaluated(NamedTuple):
     """One category's action rows (`action_rows` dicts) and scores, the cases it covers, the
-    benchmark's per-case rows beyond the cases' own (`Benchmark.units`), and its structural
+    per-case rows beyond the cases' own (`write_units`), and the benchmark's structural
     reading of each case's gold classes by `metrics.rows.CASE_KEYS` tuple
     (`Benchmark.structural`; empty for a benchmark without one, as BFCL)."""
 
@@ -67,10 +77,23 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     scores = [benchmark.score(str(source), case, trajectory, golds.get(case.id))
               for case, trajectory in pairs]
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
-             for row in benchmark.units(case, trajectory, score, profile)]
+             for row in write_units(benchmark, profile, case, trajectory, score)]
+    reads = read_alone(STRUCTURAL_PROFILE)
     structural = {
         (trajectory.model, trajectory.variant, shown.benchmark, shown.category, shown.id):
             reading
         for shown, (_, trajectory), score in zip(presented, pairs, scores, strict=True)
-        if (reading := benchmark.structural(shown, trajectory, score))}
+        if (reading := benchmark.structural(shown, trajectory, score, reads))}
     return Evaluated(actions, scores, [case for case, _ in pairs], units, structural)
+
+
+def write_units(benchmark: Benchmark, profile: Profile, case: Case, trajectory: Trajectory,
+                score: Score) -> list[dict[str, Any]]:
+    """The per-case rows of the trajectory's write calls (`Benchmark.writes`), each confirmed
+    or not as `profile` says (`Profile.confirm_verdicts`; not asked where there is none)."""
+    writes = benchmark.writes(case, trajectory)
+    if not writes:
+        return []
+    verdicts = profile.confirm_verdicts([write.context for write in writes])
+    return confirm_rows(case, trajectory, score, writes,
+                        [verdict.confirmed for verdict in verdicts])

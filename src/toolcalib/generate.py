@@ -7,106 +7,33 @@ case as `step_cap` (BFCL's force-quit; the benchmark plugin passes its cap). Sin
 (the irrelevance sets) get exactly one emission and nothing is executed. Infrastructure
 failures end the case as `error` / `context_overflow`: counted, never scored.
 
-The step loop of a turn (`steps`) is every benchmark's: this scripted loop runs it per
-turn, τ²'s agent-user loop per agent turn.
-
-Each case is a generator that yields its next `Request` and receives the answer, so a driver
-can keep many conversations in flight and hand the backend one batch of steps at a time.
+The step loop of a turn (`steploop.steps`) is every benchmark's: this scripted loop runs it
+per turn, τ²'s agent-user loop per agent turn. `run_cases` drives any loop's conversations,
+many in flight, one batch of steps at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from toolcalib.backends.base import (
-    Answer,
-    Backend,
-    ContextOverflow,
-    InfrastructureError,
-    Request,
-    recorded_identity,
-)
-from toolcalib.execute.calls import param_order_from_docs
-from toolcalib.execute.textcalls import decode_emission
+from toolcalib.backends.base import Answer, Backend, Request, recorded_identity
 from toolcalib.probes import Decision, ProbeContext, call_probe, halt_probe
 from toolcalib.records import (
     Case,
     Emission,
     Intervention,
     Message,
-    Outcome,
     Step,
     ToolCall,
     Trajectory,
-    TurnEnd,
     TurnTrace,
 )
+from toolcalib.steploop import ENDED_OUTCOME, Conversation, EnvironmentFactory, Loop, steps
 from toolcalib.variants import Variant
 
-EnvironmentFactory = Callable[[Case], Any]
-Conversation = Generator[Request, Answer, Trajectory]
 MAX_STEPS = 20
 """The scripted loop's default call steps per turn (BFCL's force-quit)."""
-
-
-class TurnSteps(NamedTuple):
-    """What one turn's steps came to (`steps`)."""
-
-    steps: list[Step]
-    ended: TurnEnd
-    error: str | None = None
-    """The infrastructure failure that ended it (`ended` `error` / `context_overflow`)."""
-
-
-ENDED_OUTCOME: dict[str, Outcome] = {"step_cap": "step_cap", "error": "error",
-                                     "context_overflow": "context_overflow"}
-"""The trajectory outcome a turn's end makes (any other end: the conversation goes on)."""
-
-
-def steps(case: Case, turn: int, messages: list[Message], tools: list[dict[str, Any]],
-          params: dict[str, Any] | None, execute: Callable[[ToolCall], str],
-          capped: Callable[[list[Step]], bool], *,
-          probe: Callable[[Emission, int], Message | None] | None = None,
-          stops: Callable[[Emission], bool] | None = None,
-          extras: tuple[str, ...] = ()) -> Generator[Request, Answer, TurnSteps]:
-    """The step loop of one turn, which every benchmark's loop runs (it extends `messages`):
-    query the model; a failed request ends the turn (`error` / `context_overflow`); a `probe`
-    that answers with a message withdraws the emission (a dropped step) and the model is asked
-    again; a single-step case's emission ends it (`single_step`); an emission without calls, or
-    one that `stops` the conversation, ends it (`no_call`: its calls never run); else each call
-    is `execute`d, its result returned as a tool message, and the turn ends as `step_cap` once
-    its steps are `capped`. `extras`: the benchmark's own members of the tool docs
-    (`Request.extras`)."""
-    order, visible = param_order_from_docs(tools), {doc["name"]: doc for doc in tools}
-    done: list[Step] = []
-    while True:
-        answer = yield Request(messages=list(messages), tools=tools, case=case, turn=turn,
-                               step=len(done), params=params or {}, extras=extras)
-        if isinstance(answer, ContextOverflow):
-            return TurnSteps(done, "context_overflow", str(answer))
-        if isinstance(answer, InfrastructureError):
-            return TurnSteps(done, "error", str(answer))
-        emission = decode_emission(answer, order, visible)
-        withdrawn = None if probe is None else probe(emission, len(done))
-        if withdrawn is not None:
-            done.append(Step(index=len(done), emission=emission, dropped=True))
-            messages.append(withdrawn)
-            continue
-        messages.append(Message(role="assistant", content=emission.text,
-                                tool_calls=emission.tool_calls))
-        if not case.multi_step:
-            done.append(Step(index=len(done), emission=emission))
-            return TurnSteps(done, "single_step")
-        if not emission.tool_calls or (stops is not None and stops(emission)):
-            done.append(Step(index=len(done), emission=emission))
-            return TurnSteps(done, "no_call")
-        results = [execute(call) for call in emission.tool_calls]
-        messages.extend(Message(role="tool", name=call.name, content=result)
-                        for call, result in zip(emission.tool_calls, results, strict=True))
-        done.append(Step(index=len(done), emission=emission, results=results))
-        if capped(done):
-            return TurnSteps(done, "step_cap")
 
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
@@ -176,15 +103,6 @@ def _probe(variant: Variant, case: Case, emission: Emission, context: ProbeConte
             probed.add("call")
         return decision, variant.call_probe
     return None
-
-
-class Loop(Protocol):
-    """Builds one case's conversation: the scripted loop (`conversation`) or a benchmark's own
-    (a simulated user's), which asks the `user` role's backend through `Request.role`."""
-
-    def __call__(self, case: Case, model: str, variant: Variant,
-                 environment: EnvironmentFactory, params: dict[str, Any] | None,
-                 identity: dict[str, Any]) -> Conversation: ...
 
 
 def run_cases(cases: Iterable[Case], backend: Backend, variant: Variant,

@@ -16,6 +16,7 @@ them, and reading a case file is five times faster for it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Self
 
 import msgspec
@@ -173,6 +174,12 @@ class Emission(Record, kw_only=True):
     output; with no structured calls its class is `unknown` (`classify.base.Profile`)."""
 
     omitted_at_default: ClassVar[tuple[str, ...]] = ("text_recorded",)
+
+
+ReadAlone = Callable[[Emission], ActionClass | None]
+"""An emission's class read by itself, with no context (a classifier profile's, handed in by
+the stage: `classify.profiles.read_alone`): how a benchmark that reads an agent's text reads it
+(τ²'s reference user, its structural `ask`) without importing a classifier."""
 
 
 class Step(Record, kw_only=True):

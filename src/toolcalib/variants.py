@@ -7,18 +7,18 @@
 - `no-tools-visible`: the same conversation with no tools offered; every gold `tool_call`
   becomes `refuse` (nothing can be done), `ask` stays `ask`. Measures the floor of over-calling.
 
-A benchmark runs the variants its loop applies (`Benchmark.variants`), a published run
-replayed (backend `replay`) only `baseline`; any other combination is refused (`refusal`) at
-config check and by `generate`, never run under a label it does not earn.
+A benchmark runs the variants its loop applies (`Benchmark.variants`, which its caller hands
+to `refusal`: this module imports no benchmark), a published run replayed (backend `replay`)
+only `baseline`; any other combination is refused (`refusal`) at config check and by
+`generate`, never run under a label it does not earn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from toolcalib.benchmarks import get_benchmark
 from toolcalib.records import NO_DOCS
 from toolcalib.registry import pick
 
@@ -83,14 +83,14 @@ REPLAY_VARIANTS = ("baseline",)
 """What a published run replayed (backend `replay`) runs: the context it was recorded in."""
 
 
-def refusal(model: str, backend: str, variant: str, benchmark: str) -> str | None:
-    """Why `model` (its `backend`) cannot run `variant` on `benchmark`, as one line; None
-    when it can."""
+def refusal(model: str, backend: str, variant: str, benchmark: str,
+            applies: Sequence[str]) -> str | None:
+    """Why `model` (its `backend`) cannot run `variant` on `benchmark`, whose loop applies the
+    variants `applies` (`Benchmark.variants`), as one line; None when it can."""
     if backend == "replay":
         runs, who = REPLAY_VARIANTS, "backend 'replay'"
     else:
-        runs = get_benchmark(benchmark).variants
-        who = benchmark
+        runs, who = applies, benchmark
     if variant in runs:
         return None
     return (f"model {model!r}: variant {variant!r} does not run on benchmark {benchmark!r} "

@@ -31,10 +31,10 @@ from tests.confirm import handwritten
 from tests.confirm.export import context_row
 from toolcalib.benchmarks.tau2.plugin import Tau2
 from toolcalib.benchmarks.tau2.writes import write_contexts
-from toolcalib.classify.confirm import exchange_texts
 from toolcalib.evaluate import matching
 from toolcalib.jsonio import read_records
 from toolcalib.records import Message, ToolCall, Trajectory
+from toolcalib.writes import exchange_texts
 
 KEYS = ("id", "source", "messages", "call", "agent_text", "user_reply", "exchange",
         "confirmed", "reason")

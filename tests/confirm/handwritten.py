@@ -17,8 +17,8 @@ import sys
 from typing import Any
 
 from toolcalib.benchmarks.tau2.loop import GREETING
-from toolcalib.classify.confirm import exchange_texts
 from toolcalib.records import Message, ToolCall
+from toolcalib.writes import exchange_texts
 
 WRITES = frozenset({
     "book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",

@@ -16,14 +16,21 @@ import hashlib
 import io
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from toolcalib.jsonio import atomic_write_bytes
 
-if TYPE_CHECKING:
-    from toolcalib.backends.hf_engine import Sequence
+
+class KvSequence(Protocol):
+    """What a file is filled into and written from (`hf_engine.Sequence`): the prompt, the
+    per-layer KV buffers [1, kv_heads, capacity, head_dim] and the positions they hold."""
+
+    prompt: torch.Tensor
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+    length: int
 
 
 class SharedPrefixes:
@@ -43,7 +50,7 @@ class SharedPrefixes:
         digest.update(tokens.to(torch.int64).numpy().tobytes())
         return self.folder / f"{digest.hexdigest()}.pt"
 
-    def load(self, seq: Sequence) -> int:
+    def load(self, seq: KvSequence) -> int:
         """Fill `seq`'s span from its file if that reaches beyond `seq.length`; the positions
         now filled (0 if none)."""
         span = self.span(seq.prompt)
@@ -67,7 +74,7 @@ class SharedPrefixes:
         seq.length = span
         return span
 
-    def save(self, seq: Sequence) -> None:
+    def save(self, seq: KvSequence) -> None:
         """Write `seq`'s span (computed) unless its file exists."""
         span = self.span(seq.prompt)
         path = self.path(seq.prompt[:span])

@@ -18,11 +18,11 @@ from toolcalib.registry import Registry
 if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
-    from toolcalib.classify.base import Profile, WriteContext
     from toolcalib.config import ReleaseConfig
-    from toolcalib.generate import Loop
-    from toolcalib.records import Case, Published, Trajectory
+    from toolcalib.records import Case, Published, ReadAlone, Trajectory
+    from toolcalib.steploop import Loop
     from toolcalib.verdicts import Score
+    from toolcalib.writes import Write
 
 PLUGINS: Registry[AnyBenchmark] = Registry("benchmark", {
     "bfcl": "toolcalib.benchmarks.bfcl.plugin:BENCHMARK",
@@ -129,26 +129,26 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
               gold: GoldT | None) -> Score:
         """The case's Acc verdict for the trajectory (`gold` None: the file has no line)."""
 
-    def loop(self, settings: LoopT, user: Backend | None, source: str) -> Loop:
+    def loop(self, settings: LoopT, user: Backend | None, source: str,
+             reads: ReadAlone) -> Loop:
         """The conversation factory for `settings` and the backend playing a simulated user
-        (None without one)."""
+        (None without one); `reads`: how a simulated user reads the agent's text (the generate
+        stage passes the `default` profile's reading; τ²'s reference user)."""
 
-    def units(self, case: Case, trajectory: Trajectory, score: Score,
-              profile: Profile) -> list[dict[str, object]]:
-        """Per-case rows beyond the case's own (τ²: one per write call, gold `confirm`, its
-        verdict `profile`'s: `Profile.confirm_verdicts`)."""
+    def writes(self, case: Case, trajectory: Trajectory) -> list[Write]:
+        """The trajectory's calls that need the user's approval, in order, each with its turn
+        and what the agent and user said before it (τ²: its write calls, gold `confirm`; none
+        on BFCL): the evaluate stage has its profile judge them and makes each a per-case row
+        (`metrics.confirm_rows`)."""
 
-    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
-        """What the agent and user said before each write call, in order (τ²; none where no
-        call needs the user's approval): what a confirm verdict reads."""
-
-    def structural(self, case: Case, trajectory: Trajectory,
-                   score: Score) -> dict[str, bool | None]:
+    def structural(self, case: Case, trajectory: Trajectory, score: Score,
+                   reads: ReadAlone) -> dict[str, bool | None]:
         """The published method's structural reading of each of the case's gold classes
         (`case` with its gold as the trajectory's variant presents it; None: none, e.g.
         unscored), reported beside GAR. A benchmark without the method's reading returns {}
         and its per-case `structural_hit` is null (BFCL). τ²: refuse = no write call,
-        tool_call = every reference action matched, ask = some `paper`-profile ask."""
+        tool_call = every reference action matched, ask = some emission `reads` classes `ask`
+        (the evaluate stage passes the `paper` profile's reading)."""
 
     def import_run(self, source: str, options: ReplayOptions, model: str, category: str,
                    cases: list[Case], settings: CasesT) -> ImportedRun:

@@ -1,6 +1,6 @@
 """What every classifier profile shares: the action record, the emission's context, the
-emission wrapper, turn priority, and what a profile is asked about a write (`WriteContext`) and
-answers (`ConfirmVerdict`)."""
+emission wrapper, turn priority, and what a profile answers about a write (`ConfirmVerdict`;
+asked about a `writes.WriteContext`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import yaml
 from toolcalib.records import ACTION_RANK, ActionClass
 
 if TYPE_CHECKING:
-    from toolcalib.records import Emission, Message, ToolCall
+    from toolcalib.records import Emission
+    from toolcalib.writes import WriteContext
 
 MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
@@ -67,21 +68,6 @@ class ConfirmVerdict:
     confirmed: bool
     rule: str
     evidence: str
-
-
-@dataclass(frozen=True)
-class WriteContext:
-    """One write call and what came before it: `messages`, the conversation before the
-    message holding the call (the agent's system prompt excluded), oldest first; `agent_text`,
-    `user_reply` and `exchange` (the agent's earlier texts of the same exchange,
-    `classify.confirm.exchange_texts`, oldest first), the texts the rule verdict reads
-    (`classify.confirm.confirm_verdict`)."""
-
-    call: ToolCall
-    messages: tuple[Message, ...]
-    agent_text: str | None
-    user_reply: str | None
-    exchange: tuple[str, ...] = ()
 
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"

@@ -25,18 +25,19 @@ list the action details and obtain explicit user confirmation (yes) to proceed."
 and the yes need not share a message: an agent lists the change, the user settles a detail (a
 card, an option), the agent asks "Shall I proceed?". The details count where they stand in the
 agent's messages to the user (assistant messages without tool calls: the text beside a tool
-call never reaches τ²'s user) from the previous write call to the request (`exchange_texts`).
+call never reaches τ²'s user) from the previous write call to the request
+(`writes.exchange_texts`).
 A write closes the exchange: an action done was approved on its own listing, so details listed
 before it are not the listing of the next one. A detail only the user named, or only a tool
 result shows, was not listed.
 
-A benchmark hands each write to its run's profile as a `WriteContext` (`classify.base`): the
-call, the conversation before it, and the texts the rule reads. Every rule profile gives the
-rule's verdict (`Profile.confirm_verdicts`, `rule_verdicts`), the texts read by the profile's
-`confirm_reader` (`Reader`); the `judge` profile asks its model instead
-(`classify.confirm_judge`). The rule reads as the `default` profile does for every rule profile
-(`paper` has no sentence split and classes the text otherwise; the verdict's rules are
-`default:`'s), so `paper`'s reader is a `default` profile of its own.
+The evaluate stage hands each write a benchmark states to its run's profile as a
+`WriteContext` (`writes`): the call, the conversation before it, and the texts the rule reads.
+Every rule profile gives the rule's verdict (`Profile.confirm_verdicts`, `rule_verdicts`), the
+texts read by the profile's `confirm_reader` (`Reader`); the `judge` profile asks its model
+instead (`classify.confirm_judge`). The rule reads as the `default` profile does for every
+rule profile (`paper` has no sentence split and classes the text otherwise; the verdict's rules
+are `default:`'s), so `paper`'s reader is a `default` profile of its own.
 
 Key values. With `key_args`, the candidates (below) named by one of them, every one required.
 Without, every argument is read, lists and nested objects flattened (a value's name is the
@@ -58,15 +59,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolcalib.classify.base import NO_CONTEXT, ConfirmVerdict, WriteContext
+from toolcalib.classify.base import NO_CONTEXT, ConfirmVerdict
 from toolcalib.classify.text import readable, strip_reasoning
+from toolcalib.writes import WriteContext
 
 if TYPE_CHECKING:
     from toolcalib.classify.base import Context, EmissionAction
-    from toolcalib.records import Message, ToolCall
+    from toolcalib.records import ToolCall
 
 ACTOR_ARGS = frozenset({"user_id"})
 """Argument names whose values are never required by default (who acts, not what is done)."""
@@ -138,28 +140,6 @@ def rule_verdict(context: WriteContext, reader: Reader) -> ConfirmVerdict:
     """The rule-based verdict (`confirm_verdict`) on one write's context."""
     return confirm_verdict(context.agent_text, context.user_reply, context.call, reader,
                            exchange=context.exchange)
-
-
-def exchange_texts(messages: Sequence[Message], writes: Collection[str]) -> tuple[str, ...]:
-    """The texts of the agent's messages to the user (assistant messages with text and no tool
-    call) before the last one in `messages` (the request), back to the last call of a tool in
-    `writes` before it, oldest first (module docstring: the exchange)."""
-    told = [index for index, message in enumerate(messages) if _to_user(message)]
-    if not told:
-        return ()
-    found: list[str] = []
-    for message in reversed(messages[:told[-1]]):
-        if message.role == "assistant" and any(call.name in writes
-                                               for call in message.tool_calls):
-            break
-        if _to_user(message):
-            found.append(message.content)
-    return tuple(reversed(found))
-
-
-def _to_user(message: Message) -> bool:
-    return message.role == "assistant" and not message.tool_calls and \
-        bool(message.content.strip())
 
 
 def approves(user_text: str | None, reader: Reader) -> bool:
@@ -243,7 +223,7 @@ def confirm_verdict(agent_text: str | None, user_reply: str | None, call: ToolCa
                     exchange: Sequence[str] = ()) -> ConfirmVerdict:
     """The rule-based verdict on one write call (module docstring): `agent_text` is the
     agent's last text before the write, `user_reply` the user's message after it, `exchange`
-    the agent's earlier texts of the same exchange (`exchange_texts`); `reader` reads them
+    the agent's earlier texts of the same exchange (`writes.exchange_texts`); `reader` reads them
     (`Reader`)."""
     if not agent_text or not agent_text.strip():
         return ConfirmVerdict(False, "default:confirm:no_request", "")

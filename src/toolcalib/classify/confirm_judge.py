@@ -30,10 +30,11 @@ from functools import cache
 from pydantic import Field
 
 from toolcalib.backends.base import Backend, InfrastructureError, Request
-from toolcalib.classify.base import ConfirmVerdict, WriteContext, packaged_yaml
+from toolcalib.classify.base import ConfirmVerdict, packaged_yaml
 from toolcalib.classify.text import strip_reasoning
 from toolcalib.config import StrictModel
 from toolcalib.records import Emission, Message, ToolCall
+from toolcalib.writes import WriteContext
 
 DATA_FILE = "confirm_rubric.yaml"
 REPLY = re.compile(r"\s*(yes|no)\.?\s*", re.IGNORECASE)

@@ -7,8 +7,8 @@ case, write number and turn; a `published` row names its results `file` and `mod
 published run's); `messages`, the conversation before the message holding the write (at most
 the last 10, as the judge sees them: `records.Message` fields); `call` (`records.ToolCall`);
 `agent_text`, `user_reply` and `exchange` (the agent's earlier texts of the same exchange, taken
-from the whole conversation: `classify.confirm.exchange_texts`; absent: none), what the rule
-verdict reads (`classify.confirm.WriteContext`); the hand label `confirmed` and its one-line
+from the whole conversation: `writes.exchange_texts`; absent: none), what the rule
+verdict reads (`writes.WriteContext`); the hand label `confirmed` and its one-line
 `reason`.
 
 Metrics per profile (its `Profile.confirm_verdicts`; every rule profile gives the rule's verdict,
@@ -28,10 +28,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from toolcalib.classify.base import Profile
-from toolcalib.classify.confirm import ConfirmVerdict, WriteContext
+from toolcalib.classify.confirm import ConfirmVerdict
 from toolcalib.classify.validation import cohen_kappa, load_rows
 from toolcalib.config import StrictModel
 from toolcalib.records import Message, ToolCall
+from toolcalib.writes import WriteContext
 
 WINDOW = 10
 SUMMARY_COLUMNS = ["profile", "n", "accuracy", "kappa", "tp", "fp", "fn", "tn", "unparsed"]

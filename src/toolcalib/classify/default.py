@@ -130,8 +130,9 @@ from toolcalib.classify.confirm import rule_verdicts
 from toolcalib.classify.text import WORD, readable, strip_reasoning
 
 if TYPE_CHECKING:
-    from toolcalib.classify.base import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict
     from toolcalib.records import Emission
+    from toolcalib.writes import WriteContext
 
 DATA_FILE = "default_classifier.yaml"
 SENTENCE_RANK = ("ask", "refuse", "confirm", "other")

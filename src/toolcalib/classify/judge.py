@@ -47,7 +47,8 @@ from toolcalib.records import Emission, Message
 from toolcalib.store import ResponseStore, StoredBackend
 
 if TYPE_CHECKING:
-    from toolcalib.classify.base import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict
+    from toolcalib.writes import WriteContext
 
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]

@@ -12,7 +12,8 @@ from toolcalib.classify.confirm import rule_verdicts
 from toolcalib.classify.default import DefaultProfile
 
 if TYPE_CHECKING:
-    from toolcalib.classify.base import ConfirmVerdict, WriteContext
+    from toolcalib.classify.base import ConfirmVerdict
+    from toolcalib.writes import WriteContext
 
 DATA_FILE = "paper_classifier.yaml"
 PHRASE_CLASSES = ("refuse", "ask", "confirm")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from toolcalib.classify.base import Profile
+from toolcalib.classify.base import NO_CONTEXT, Profile
+from toolcalib.records import ActionClass, Emission, ReadAlone
 from toolcalib.registry import Registry
 
 PROFILES: Registry[Callable[[], Profile]] = Registry("classifier profile", {
@@ -20,3 +21,13 @@ the workflow declares every profile's module and data among a classifying job's 
 def get_profile(name: str) -> Profile:
     """The profile called `name`; an unknown name is an error that lists the known ones."""
     return PROFILES.load(name)()
+
+
+def read_alone(name: str) -> ReadAlone:
+    """Profile `name`'s class of an emission read by itself (`NO_CONTEXT`), the profile made
+    at its first use: what a stage hands a benchmark that reads an agent's text."""
+
+    def read(emission: Emission) -> ActionClass | None:
+        return get_profile(name).classify(emission, NO_CONTEXT).action
+
+    return read

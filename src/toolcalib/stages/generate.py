@@ -20,6 +20,8 @@ from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend
 from toolcalib.backends.policy import PolicyBackend
 from toolcalib.benchmarks import get_benchmark, settings
+from toolcalib.classify.default import DefaultProfile
+from toolcalib.classify.profiles import read_alone
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, read_records, write_jsonl
@@ -29,6 +31,11 @@ from toolcalib.stages import log
 from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant, refusal
 
+USER_PROFILE = DefaultProfile.name
+"""Whose reading of the agent's text alone a benchmark's simulated user answers by (τ²'s
+reference user), handed to the benchmark's loop."""
+DATA_FILES = ("data/default_classifier.yaml",)
+"""The cues that profile reads (the job's sources include them)."""
 FAILED = "{failed} of {total} cases of {label} failed"
 """How a failed job's message starts (`toolcalib status` reads it from the job's log)."""
 
@@ -50,10 +57,10 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
     does not run is refused (`variants.refusal`)."""
     spec = parse_model_spec(model_spec)
     context = get_variant(variant)
-    refused = refusal(spec.name, spec.backend, variant, benchmark)
+    bench = get_benchmark(benchmark)
+    refused = refusal(spec.name, spec.backend, variant, benchmark, bench.variants)
     if refused is not None:
         raise InputError(refused)
-    bench = get_benchmark(benchmark)
     loop = settings(bench.loop_settings, benchmark_options)
     selected = select(read_records(cases, Case), cases, limit, case_ids)
     label = f"{spec.name}/{variant}/{benchmark}/{selected[0].category if selected else '-'}"
@@ -73,7 +80,8 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
                                   lambda c: bench.environment(source, c),
                                   batch_size=spec.batch_size,
                                   on_done=lambda _: progress.advance(),
-                                  loop=bench.loop(loop, user, source),
+                                  loop=bench.loop(loop, user, source,
+                                                  read_alone(USER_PROFILE)),
                                   user=user))
     players = (("", backend), ("user simulator: ", user))
     for who, used in players:

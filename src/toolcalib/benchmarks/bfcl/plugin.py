@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.benchmarks.bfcl.replay import RecordedRun
-    from toolcalib.classify.base import Profile, WriteContext
-    from toolcalib.generate import Loop
-    from toolcalib.records import Case, Trajectory
+    from toolcalib.records import Case, ReadAlone, Trajectory
+    from toolcalib.steploop import Loop
+    from toolcalib.writes import Write
 
 
 def load_cases(release: BfclRelease, category: str) -> list[Case]:
@@ -106,9 +106,10 @@ class Bfcl:
         return msgspec.structs.replace(score, details={
             **score.details, **recorded_agreement(trajectory.published.recorded, score)})
 
-    def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path) -> Loop:
+    def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path,
+             reads: ReadAlone | None = None) -> Loop:
         """The scripted-turn loop with BFCL's step cap, BFCL's own members of the tool docs
-        marked (`DOC_EXTRAS`)."""
+        marked (`DOC_EXTRAS`); no simulated user reads anything (`reads`)."""
         from toolcalib.generate import conversation
 
         return partial(conversation, max_steps=MAX_STEPS_PER_TURN, extras=DOC_EXTRAS)
@@ -140,15 +141,12 @@ class Bfcl:
         return sorted(name for folder in (folders.result, folders.score) if folder is not None
                       for name in every_file(folder) if Path(name).exists())
 
-    def units(self, case: Case, trajectory: Trajectory, score: Score,
-              profile: Profile) -> list[dict[str, object]]:
+    def writes(self, case: Case, trajectory: Trajectory) -> list[Write]:
+        """None: no BFCL call needs the user's approval."""
         return []
 
-    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
-        return []
-
-    def structural(self, case: Case, trajectory: Trajectory,
-                   score: Score) -> dict[str, bool | None]:
+    def structural(self, case: Case, trajectory: Trajectory, score: Score,
+                   reads: ReadAlone) -> dict[str, bool | None]:
         """No reading: the published method has no structural reading of BFCL."""
         return {}
 

@@ -1,4 +1,4 @@
-"""The agent-user loop of τ²-bench, as a conversation coroutine (`generate.Loop`).
+"""The agent-user loop of τ²-bench, as a conversation coroutine (`steploop.Loop`).
 
 The agent sees τ²'s system prompt (its agent instruction and the domain policy) and the
 task's tools; the episode opens with τ²'s greeting from the agent, then the user speaks. Each
@@ -23,8 +23,8 @@ from msgspec import Meta
 from toolcalib.backends.base import InfrastructureError
 from toolcalib.benchmarks import LoopSettings
 from toolcalib.benchmarks.tau2.user import REFERENCE, LlmUser, User, is_stop
-from toolcalib.generate import ENDED_OUTCOME, Conversation, EnvironmentFactory, steps
 from toolcalib.records import Case, Message, Outcome, Step, ToolCall, Trajectory, TurnTrace
+from toolcalib.steploop import ENDED_OUTCOME, Conversation, EnvironmentFactory, steps
 from toolcalib.variants import Variant
 
 GREETING = "Hi! How can I help you today?"
@@ -54,7 +54,7 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
                  user_identity: dict[str, Any], max_steps: int,
                  max_errors: int) -> Conversation:
     """One task as a coroutine (see the module docstring); each agent turn is the shared step
-    loop (`generate.steps`)."""
+    loop (`steploop.steps`)."""
     case = variant.adjust_case(case)
     session = environment(case)
     task = case.environment["task"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from toolcalib.benchmarks.tau2.published import Run
+    from toolcalib.benchmarks.tau2.run import Run
 
 Pairing = Literal["content", "label"]
 

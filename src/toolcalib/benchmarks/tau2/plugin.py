@@ -2,8 +2,9 @@
 
 A case is a task; the loop is an agent-user conversation (`loop`), the user the deterministic
 reference user or any backend (`user`); tools run in τ²'s own environment (`environment`);
-Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`); the published
-structural reading of each gold class is reported beside GAR (`structural`).
+Acc is τ²'s reward (`score`); `confirm` is gold per write call (`writes`, the facts the
+evaluate stage judges); the published structural reading of each gold class is reported beside
+GAR (`structural`).
 """
 
 from __future__ import annotations
@@ -28,15 +29,15 @@ from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
 from toolcalib.benchmarks.tau2.user import LlmUser, ReferenceUser, User
-from toolcalib.benchmarks.tau2.writes import write_contexts, write_units
-from toolcalib.generate import Loop
+from toolcalib.benchmarks.tau2.writes import write_contexts
 from toolcalib.jsonio import InputError, RecordIndex, dumps, sha256_bytes
-from toolcalib.records import MODEL_OUTCOMES, Case, Message, ToolCall, Trajectory
+from toolcalib.records import MODEL_OUTCOMES, Case, Message, ReadAlone, ToolCall, Trajectory
+from toolcalib.steploop import Loop
 from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
-    from toolcalib.classify.base import Profile, WriteContext
+    from toolcalib.writes import Write
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
 AGENT_INSTRUCTION = (
@@ -183,20 +184,15 @@ class Tau2:
                                        error_type=error_type, error_message=verdict.reason,
                                        details=details)
 
-    def units(self, case: Case, trajectory: Trajectory, score: Score,
-              profile: Profile) -> list[dict[str, object]]:
-        """The write units (`writes`), each with its structural reading (its confirm
-        verdict)."""
-        return write_units(case, trajectory, score, profile)
+    def writes(self, case: Case, trajectory: Trajectory) -> list[Write]:
+        """Every write call, with its turn and context (`writes`)."""
+        return write_contexts(case, trajectory)
 
-    def write_contexts(self, case: Case, trajectory: Trajectory) -> list[WriteContext]:
-        return [context for _, context in write_contexts(case, trajectory)]
-
-    def structural(self, case: Case, trajectory: Trajectory,
-                   score: Score) -> dict[str, bool | None]:
+    def structural(self, case: Case, trajectory: Trajectory, score: Score,
+                   reads: ReadAlone) -> dict[str, bool | None]:
         """The published structural reading of each of the case's gold classes
         (`structural`)."""
-        return structural_hits(case, trajectory, score)
+        return structural_hits(case, trajectory, score, reads)
 
     def published_models(self, options: ReplayOptions) -> list[str]:
         raise InputError(f"{options.path}: a τ² results file holds one agent; option 'model' "
@@ -213,12 +209,13 @@ class Tau2:
         return import_category(options.path, _release(str(source)), model, category,
                                options.pairing, settings.ask_gold, options.policy)
 
-    def loop(self, settings: Tau2Loop, user: Backend | None, source: str | Path) -> Loop:
-        """The agent-user loop with the config's limits and user (`reference`, else the
-        backend playing the user)."""
+    def loop(self, settings: Tau2Loop, user: Backend | None, source: str | Path,
+             reads: ReadAlone) -> Loop:
+        """The agent-user loop with the config's limits and user (`reference`, reading the
+        agent's text with `reads`, else the backend playing the user)."""
         played: User
         if settings.user_model() is None:
-            played = ReferenceUser()
+            played = ReferenceUser(reads)
             identity = played.identity()
         else:
             if user is None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +41,7 @@ from toolcalib.benchmarks.tau2.loop import AGENT_STOP, GREETING
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.pairing import Pairing, assign
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release
+from toolcalib.benchmarks.tau2.run import Run
 from toolcalib.benchmarks.tau2.score import TERMINATIONS
 from toolcalib.benchmarks.tau2.trials import check_same_run, continue_trials, trial_of
 from toolcalib.benchmarks.tau2.user import is_stop
@@ -63,30 +63,6 @@ EXCLUDED = "tau2:published:excluded"
 """The `error` of a simulation left out of scoring (its reason follows)."""
 OUTCOME_OF: dict[str, Outcome] = {"user_stop": "completed", "agent_stop": "completed",
                                   "max_steps": "step_cap", "too_many_errors": "step_cap"}
-
-
-@dataclass(frozen=True)
-class Run:
-    """One results file, shape-checked: its domain, tasks by id and raw simulations."""
-
-    path: Path
-    """As the config names it (messages name the file by it)."""
-    sha256: str
-    """Of the file's bytes, as read."""
-    domain: str
-    info: dict[str, Any]
-    """τ²'s `info` block: git commit, trials, step and error caps, user, agent, environment
-    (its policy among them) and seed."""
-    tasks: dict[str, dict[str, Any]]
-    simulations: list[dict[str, Any]]
-
-    @property
-    def agent(self) -> str:
-        return str((self.info.get("agent_info") or {}).get("llm"))
-
-    @property
-    def user(self) -> str:
-        return str((self.info.get("user_info") or {}).get("llm"))
 
 
 def read_run(path: str | Path) -> Run:

@@ -9,9 +9,10 @@ calibration breakdown script), and this is that reading, per case (`structural_h
 - `tool_call`: every reference action is matched (the scorer's `actions_matched`; the
   method's "no failed action check");
 - `ask`: at least one kept emission of the trajectory is classed `ask` by the `paper` cue
-  profile (`classify.paper`), whichever profile the run classifies with;
+  profile (`classify.paper`, whose reading the evaluate stage hands in), whichever profile the
+  run classifies with;
 - `confirm`: per write call, the write unit's confirm verdict, as GAR reads it
-  (`benchmarks.tau2.writes`).
+  (`metrics.confirm_rows`).
 
 Each gold class of a case is read (a task is `refuse` or `tool_call`, and may also be `ask`:
 `benchmarks.tau2.gold`). Where it differs from the published code: its ask detector is a
@@ -22,21 +23,10 @@ closing), where here the `paper` profile's single class per emission decides. An
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from toolcalib.benchmarks.tau2.writes import kept_steps
-from toolcalib.records import MODEL_OUTCOMES
-
-
-@cache
-def _paper() -> Any:
-    """The `paper` profile, imported when first needed: a τ² stage that never reads ask
-    (normalize, gold, generate) does not depend on it; `evaluate` declares every profile's
-    code and data among its sources (the workflow's `PROFILE_CODE`)."""
-    from toolcalib.classify.paper import PaperProfile
-
-    return PaperProfile()
+from toolcalib.records import MODEL_OUTCOMES, ReadAlone
 
 
 def _kept(trajectory: Any) -> list[Any]:
@@ -51,13 +41,9 @@ def wrote(case: Any, trajectory: Any) -> bool:
                for call in emission.tool_calls)
 
 
-def asked(trajectory: Any) -> bool:
-    """Whether some kept emission is `ask` under the `paper` profile."""
-    from toolcalib.classify.base import NO_CONTEXT  # the paper profile reads no context
-
-    paper = _paper()
-    return any(paper.classify(emission, NO_CONTEXT).action == "ask"
-               for emission in _kept(trajectory))
+def asked(trajectory: Any, reads: ReadAlone) -> bool:
+    """Whether `reads` classes some kept emission `ask`."""
+    return any(reads(emission) == "ask" for emission in _kept(trajectory))
 
 
 def actions_matched(score: Any) -> bool | None:
@@ -67,14 +53,16 @@ def actions_matched(score: Any) -> bool | None:
     return None if matched is None else all(matched)
 
 
-def structural_hits(case: Any, trajectory: Any, score: Any) -> dict[str, bool | None]:
+def structural_hits(case: Any, trajectory: Any, score: Any,
+                    reads: ReadAlone) -> dict[str, bool | None]:
     """The published structural reading of each of the case's gold classes (`case` with its
-    gold as the trajectory's variant presents it)."""
-    return {gold: structural_hit(gold, case, trajectory, score)
+    gold as the trajectory's variant presents it; `reads`: the `paper` profile's reading)."""
+    return {gold: structural_hit(gold, case, trajectory, score, reads)
             for gold in (case.gold_action, *case.gold_also)}
 
 
-def structural_hit(gold: str, case: Any, trajectory: Any, score: Any) -> bool | None:
+def structural_hit(gold: str, case: Any, trajectory: Any, score: Any,
+                   reads: ReadAlone) -> bool | None:
     """The reading of gold class `gold`; None for an unscored case or a class without one."""
     if trajectory.outcome not in MODEL_OUTCOMES or not score.scored:
         return None
@@ -83,6 +71,6 @@ def structural_hit(gold: str, case: Any, trajectory: Any, score: Any) -> bool | 
     if gold == "tool_call":
         return actions_matched(score)
     if gold == "ask":
-        return asked(trajectory)
+        return asked(trajectory, reads)
     return None
 

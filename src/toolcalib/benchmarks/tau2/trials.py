@@ -27,7 +27,7 @@ from toolcalib.jsonio import InputError
 from toolcalib.records import Case, Published, Trajectory
 
 if TYPE_CHECKING:
-    from toolcalib.benchmarks.tau2.published import Run
+    from toolcalib.benchmarks.tau2.run import Run
 
 SAME_RUN: tuple[tuple[str, ...], ...] = (
     ("agent_info", "implementation"), ("agent_info", "llm"), ("agent_info", "llm_args"),

@@ -8,27 +8,22 @@ stops the episode with one of τ²'s stop signals.
 
 The reference user is a policy for CI and for the reference agents, not a stand-in for an LLM
 user when reporting model results: it opens with the task's reason for calling and known
-information; when the agent asks (the `default` classifier reads its message as `ask`) it
-answers with the task's known information and nothing else; when the agent asks for approval
-(`confirm`) it approves explicitly; anything else (an answer, a refusal, a summary) ends the
-episode (`###STOP###`), as do `MAX_REPLIES` replies. It cannot negotiate, change its mind,
-follow the task's conditional instructions ("if the agent says X, mention Y"), reveal unknown
-details progressively, or reject a wrong proposal: it approves every confirmation request.
+information; when the agent asks (its message read alone as `ask`, by the classifier the
+generate stage hands the loop: `default`'s) it answers with the task's known information and
+nothing else; when the agent asks for approval (`confirm`) it approves explicitly; anything
+else (an answer, a refusal, a summary) ends the episode (`###STOP###`), as do `MAX_REPLIES`
+replies. It cannot negotiate, change its mind, follow the task's conditional instructions ("if
+the agent says X, mention Y"), reveal unknown details progressively, or reject a wrong
+proposal: it approves every confirmation request.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
-from toolcalib.classify.base import NO_CONTEXT
-from toolcalib.classify.default import DefaultProfile
-from toolcalib.records import Emission, Message
-
-DATA_FILES = ("data/default_classifier.yaml",)
-"""The reference user reads the agent's messages with the `default` profile's cues."""
+from toolcalib.records import Emission, Message, ReadAlone
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 STOP_SIGNALS = (STOP, TRANSFER, OUT_OF_SCOPE)
@@ -100,7 +95,11 @@ class LlmUser:
 
 @dataclass(frozen=True)
 class ReferenceUser:
-    """The deterministic reference user (see the module docstring)."""
+    """The deterministic reference user (see the module docstring); `reads`: the class of the
+    agent's message read alone (the user's replies, `REFERENCE_VERSION`, never change with
+    how the classifier reads context)."""
+
+    reads: ReadAlone
 
     def identity(self, backend_identity: dict[str, Any] | None = None) -> dict[str, Any]:
         return {"user": REFERENCE, "version": REFERENCE_VERSION}
@@ -119,7 +118,7 @@ class ReferenceUser:
             return STOP
         last = next((m for m in reversed(conversation)
                      if m.role == "assistant" and not m.tool_calls), None)
-        kind = _agent_class(last.content) if last is not None else "other"
+        kind = self.reads(Emission(text=last.content)) if last is not None else "other"
         if kind == "confirm":
             return APPROVAL
         if kind == "ask":
@@ -129,14 +128,3 @@ class ReferenceUser:
 
 User = LlmUser | ReferenceUser
 """Who plays τ²'s user (`loop.conversation`)."""
-
-
-def _agent_class(text: str) -> str | None:
-    """The agent message's class, read alone (`NO_CONTEXT`): the reference user's replies
-    (`REFERENCE_VERSION`) never change with how the classifier reads context."""
-    return _profile().classify(Emission(text=text), NO_CONTEXT).action
-
-
-@cache
-def _profile() -> DefaultProfile:
-    return DefaultProfile()
