@@ -13,7 +13,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from toolcalib.config_schema import ConfigError, check_config, workflow_layers
+from toolcalib.pipeline.config_schema import ConfigError, check_config, workflow_layers
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "config/config.yaml"

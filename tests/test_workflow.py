@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from tests.workflow_build import TINY, artifacts, clone, sh
-from toolcalib.provenance.dvcsync import DvcYamlStale, sync
+from toolcalib.pipeline.dvcsync import DvcYamlStale, sync
 
 ROOT = Path(__file__).resolve().parents[1]
 
