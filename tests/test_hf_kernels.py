@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from toolcalib.backends.base import MACHINE_FACTS
-from toolcalib.backends.hf_kernels import PORTABLE, check, cpu_vendor
-from toolcalib.backends.hf_onednn import GEMV_ROWS
+from toolcalib.backends.hf.kernels import PORTABLE, check, cpu_vendor
+from toolcalib.backends.hf.onednn import GEMV_ROWS
 from toolcalib.jsonio import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
