@@ -262,7 +262,7 @@ def test_a_failed_import_leaves_every_other_cell_and_the_report(tiny_build: Path
     import shutil
     import subprocess
 
-    from tests.workflow_build import TINY, clone, sh
+    from tests.support.workflow_build import TINY, clone, sh
 
     project = clone(tiny_build, tmp_path / "project")
     demo = project / "tests/data/replay/demo-FC"
