@@ -4,11 +4,11 @@ import sys
 
 from snakemake.utils import min_version
 
-from toolcalib.config_schema import ConfigError, check_config, workflow_layers
+from toolcalib.pipeline.config_schema import ConfigError, check_config, workflow_layers
 
-from toolcalib.provenance.status import print_summary
+from toolcalib.pipeline.status import print_summary
 
-from toolcalib.schedule import drop_local_rate_limit
+from toolcalib.pipeline.schedule import drop_local_rate_limit
 
 min_version("9.0")
 

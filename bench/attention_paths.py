@@ -4,7 +4,7 @@ Part 1 times one layer's attention for a prefill chunk of `--chunk` queries at t
 (random float32 tensors of SmolLM2-135M's shapes: 9 query heads, 3 KV heads, head dim 64; keys
 and values are views of a longer KV buffer, as the engine's cache hands them over), for several
 formulations, and the max abs difference of each from the engine's output. The query comes in
-two layouts: `wm`, the strides a weight-major linear layer (`hf_engine.weight_major`) leaves on
+two layouts: `wm`, the strides a weight-major linear layer (`hf.engine.weight_major`) leaves on
 it (last-dim stride = chunk length), and `contig`. The SDPA backend each call picks is printed
 (0 = math, 1 = fused flash kernel).
 
@@ -147,7 +147,7 @@ def model_part(folder: Path, offsets: list[int], chunk: int, repeats: int) -> No
     from torch.profiler import profile
     from transformers import AutoModelForCausalLM
 
-    from toolcalib.backends import hf_engine
+    from toolcalib.backends.hf import engine as hf_engine
 
     model = AutoModelForCausalLM.from_pretrained(
         folder, dtype=torch.float32, local_files_only=True,

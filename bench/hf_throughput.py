@@ -8,7 +8,7 @@ Three figures from one run:
    distinct prompt prefix once (each prompt's tokens beyond its longest common prefix with any
    earlier prompt, on top of that prefix's cache, with the engine's forward but no chunk
    alignment), plus every generated token once (timed as our batched decode forwards and
-   draft forwards: a draft verifies several tokens in one forward, see `hf_engine`).
+   draft forwards: a draft verifies several tokens in one forward, see `hf.engine`).
 The machine's load average is printed with each figure: other processes skew them.
 
     python bench/hf_throughput.py --model smollm2-135m --cases 4 --max-new-tokens 64
@@ -29,9 +29,9 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 
 from toolcalib.backends.base import Request  # noqa: E402
-from toolcalib.backends.hf import Options, TransformersBackend  # noqa: E402
-from toolcalib.backends.hf_engine import Engine, Sequence, common_prefix  # noqa: E402
-from toolcalib.backends.hf_prompt import render  # noqa: E402
+from toolcalib.backends.hf.backend import Options, TransformersBackend  # noqa: E402
+from toolcalib.backends.hf.engine import Engine, Sequence, common_prefix  # noqa: E402
+from toolcalib.backends.hf.prompt import render  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.benchmarks.bfcl.release import BfclRelease  # noqa: E402

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from hf_throughput import MODES, bfcl_wheel, load  # noqa: E402
 from llamacpp_engine import model_folder  # noqa: E402
 
-from toolcalib.backends.hf_kernels import PORTABLE  # noqa: E402
+from toolcalib.backends.hf.kernels import PORTABLE  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
 from toolcalib.benchmarks.bfcl.release import BfclRelease  # noqa: E402
 from toolcalib.jsonio import write_jsonl  # noqa: E402

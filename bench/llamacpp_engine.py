@@ -34,7 +34,7 @@ import torch  # noqa: E402
 from hf_throughput import MODES, ROOT, Recorder, bfcl_wheel, load  # noqa: E402
 from llama_cpp import Llama  # noqa: E402
 
-from toolcalib.backends.hf import Options, TransformersBackend  # noqa: E402
+from toolcalib.backends.hf.backend import Options, TransformersBackend  # noqa: E402
 from toolcalib.backends.llamacpp import LlamaCppBackend  # noqa: E402
 from toolcalib.backends.llamacpp_options import LlamaCppOptions  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402

@@ -5,9 +5,9 @@ the slow tests do; later runs start in seconds):
 
     python bench/openai_throughput.py --requests 32 --concurrency 4 --latency 1.0
 
-It serves SmolLM2-135M with llama.cpp on 127.0.0.1, puts `tests/faultproxy.py` in front of it
-adding a fixed latency L to every request, measures the service time S at concurrency 1 (no
-added latency), then sends R short requests with `max_concurrency` C through the latency proxy.
+It serves SmolLM2-135M with llama.cpp on 127.0.0.1, puts `tests/support/faultproxy.py` in front of
+it adding a fixed latency L to every request, measures the service time S at concurrency 1 (no added
+latency), then sends R short requests with `max_concurrency` C through the latency proxy.
 It prints the measured requests/s, the bound C / (L + S) and their ratio (target >= 0.9).
 The llama.cpp server answers one request at a time, so keep C * S well below L + S.
 """
@@ -24,8 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.faultproxy import FaultProxy  # noqa: E402
-from tests.servers import LlamaServer, ensure_llama_cpp, fetch_model, make_request  # noqa: E402
+from tests.support.faultproxy import FaultProxy  # noqa: E402
+from tests.support.servers import (  # noqa: E402
+    LlamaServer,
+    ensure_llama_cpp,
+    fetch_model,
+    make_request,
+)
 from toolcalib.backends.base import Request  # noqa: E402
 from toolcalib.backends.openai import OpenAIBackend  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402

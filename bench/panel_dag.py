@@ -28,7 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.workflow_build import tiny_project  # noqa: E402
+from tests.support.workflow_build import tiny_project  # noqa: E402
 
 POLICIES = ("oracle", "always_call", "never_call", "always_ask", "always_refuse")
 OVERLAY = "panel.yaml"

@@ -1,4 +1,4 @@
-"""Float32 linear layers under `kernels: portable`: oneDNN's GEMM (`hf_onednn`) vs MKL's
+"""Float32 linear layers under `kernels: portable`: oneDNN's GEMM (`hf.onednn`) vs MKL's
 `COMPATIBLE` path (plain `x @ Wᵀ` and the weight-major `W @ xᵀ`), side by side in one process.
 
     python bench/portable_gemm.py [--rows 1 4 8 17 64 256] [--repeat 10]
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from toolcalib.backends.hf_kernels import PORTABLE  # noqa: E402
+from toolcalib.backends.hf.kernels import PORTABLE  # noqa: E402
 
 os.environ.update(PORTABLE)
 

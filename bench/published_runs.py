@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.tau2_scorer import wheel  # noqa: E402
-from tests.tau2_trajectories import Tau2Evaluator  # noqa: E402
+from tests.support.tau2_trajectories import Tau2Evaluator  # noqa: E402
 from toolcalib.benchmarks.tau2.plugin import conversation_of  # noqa: E402
 from toolcalib.benchmarks.tau2.release import Tau2Release  # noqa: E402
 from toolcalib.jsonio import read_records  # noqa: E402

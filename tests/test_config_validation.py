@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.config_overlays import DEFAULT, ROOT, SCHEMA, message, validate
+from tests.support.config_overlays import DEFAULT, ROOT, SCHEMA, message, validate
 from toolcalib.backends import BACKENDS, OPTIONS
 from toolcalib.benchmarks import CONFIGS, PLUGINS
-from toolcalib.config_schema import ConfigError, check_config, config_schema
+from toolcalib.pipeline.config_schema import ConfigError, check_config, config_schema
 from toolcalib.variants import VARIANTS
 
 BASE = yaml.safe_load((ROOT / DEFAULT).read_text())

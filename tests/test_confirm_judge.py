@@ -1,7 +1,7 @@
 """The judge's confirm verdict on a write call: the strict yes/no parser, the versioned rubric
 and the request it builds (the call, the last 10 messages, each cut), and the plumbing through
-an OpenAI-compatible server (tests/scripted_server.py, no model) and the response store: a rerun
-asks nothing, an unparsed reply is counted and not confirmed, a failed request raises
+an OpenAI-compatible server (tests/support/scripted_server.py, no model) and the response store: a
+rerun asks nothing, an unparsed reply is counted and not confirmed, a failed request raises
 `JudgeUnavailable` and stores nothing. Rule profiles keep the rule's verdict; the τ² write
 units follow the profile of the evaluate job."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripted_server import ScriptedServer
+from tests.support.scripted_server import ScriptedServer
 from toolcalib.backends import make_backend
 from toolcalib.classify.confirm import rule_verdict
 from toolcalib.classify.confirm_judge import load_confirm_rubric, parse_confirm_reply
@@ -140,7 +140,7 @@ def test_rule_profiles_give_the_rule_verdict(name):
 def test_tau2_write_units_follow_the_profile_of_the_job(tau2_wheel):
     """The oracle's write on airline_2: the rule confirms it; a judge saying `no` does not, and
     it was shown the conversation up to the user's approval."""
-    from tests.tau2_episodes import TAU2, Scripted, cases_of, episodes, policy, text
+    from tests.support.tau2_episodes import TAU2, Scripted, cases_of, episodes, policy, text
 
     (case,) = cases_of(tau2_wheel, "airline_2")
     (trajectory,) = episodes(tau2_wheel, [case], policy("oracle"))

@@ -13,8 +13,8 @@ from urllib.parse import urlparse
 import polars as pl
 import pytest
 
-from tests.s3_server import S3Server
-from tests.workflow_build import ROOT, clone, sh
+from tests.support.s3_server import S3Server
+from tests.support.workflow_build import ROOT, clone, sh
 
 REMOTE = "s3"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from toolcalib.provenance.dvcsync import render_dvc_yaml, snakemake_jobs
+from toolcalib.pipeline.dvcsync import render_dvc_yaml, snakemake_jobs
 from toolcalib.provenance.lock import SNAKEMAKE_MARKER, md5_dir
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from toolcalib.provenance.dvcsync import (
+from toolcalib.pipeline.dvcsync import (
     DvcYamlStale,
     Job,
     main_dvc_sync,

@@ -1,7 +1,8 @@
 """Requests that finally fail fail the generate job, and nothing already answered is lost: a
 server that refuses connections, one that answers 401, one that times out (the scripted
-server of tests/scripted_server.py behind tests/faultproxy.py: fast). Each asserts the job's
-message, that the output was not written, that the answers received are in the store and that
+server of tests/support/scripted_server.py behind tests/support/faultproxy.py: fast). Each asserts
+the job's message, that the output was not written, that the answers received are in the store and
+that
 rerunning the same command asks only the failed requests. Also: context overflow never fails a
 job; `max_failed_share` lets a bounded share pass as excluded cases. End to end (slow):
 Snakemake on a tiny overlay whose openai model points at a closed port, then at a server."""
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripted_server import ScriptedServer
-from tests.servers import free_port
-from tests.workflow_build import BFCL_FILE, TINY, tiny_project
+from tests.support.scripted_server import ScriptedServer
+from tests.support.servers import free_port
+from tests.support.workflow_build import BFCL_FILE, TINY, tiny_project
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl

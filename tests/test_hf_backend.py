@@ -12,13 +12,13 @@ from pydantic import ValidationError  # noqa: E402
 
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
-from toolcalib.backends.hf_engine import (  # noqa: E402
+from toolcalib.backends.hf.engine import (  # noqa: E402
     PrefixStore,
     Sequence,
     lookup_draft,
     prompt_cuts,
 )
-from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
+from toolcalib.backends.hf.prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
 from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402

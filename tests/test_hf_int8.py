@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from toolcalib.backends.hf_int8 import WEIGHT_LEVELS, Int8Linear, int8_linear
+from toolcalib.backends.hf.int8 import WEIGHT_LEVELS, Int8Linear, int8_linear
 
 
 def _layer(bias: bool = True) -> Int8Linear:
@@ -58,7 +58,7 @@ def test_every_linear_layer_of_a_model_is_replaced() -> None:
                                                        (False, False, "float32")])
 def test_auto_dtype_follows_the_cpu(monkeypatch: pytest.MonkeyPatch, bf16: bool, amx: bool,
                                     expected: str) -> None:
-    from toolcalib.backends import hf
+    from toolcalib.backends.hf import backend as hf
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: bf16)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
     assert hf.resolve_dtype("auto") == expected

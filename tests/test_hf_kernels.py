@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from toolcalib.backends.base import MACHINE_FACTS
-from toolcalib.backends.hf_kernels import PORTABLE, check, cpu_vendor
-from toolcalib.backends.hf_onednn import GEMV_ROWS
+from toolcalib.backends.hf.kernels import PORTABLE, check, cpu_vendor
+from toolcalib.backends.hf.onednn import GEMV_ROWS
 from toolcalib.jsonio import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_a_default_run_model_job_gives_the_committed_bytes(
     from toolcalib.benchmarks.bfcl.plugin import load_cases
     from toolcalib.jsonio import write_jsonl
 
-    from .models import converted_model
+    from .support.models import converted_model
 
     model_dir = converted_model(JOB[0], request.config.cache.mkdir("toolcalib-models"))
 
@@ -148,7 +148,7 @@ def test_a_default_run_model_job_gives_the_committed_bytes(
 
 
 MODELS = ("smollm2-135m", "qwen2.5-coder-0.5b")
-"""The default run's local models, probed with `tests.kernel_probe`."""
+"""The default run's local models, probed with `tests.support.kernel_probe`."""
 
 
 @pytest.mark.slow
@@ -163,7 +163,7 @@ def test_default_run_models_compute_the_same_bits_on_emulated_intel_and_amd(
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.fail("qemu-x86_64 is not installed (Debian's qemu-user; see .ci/run)")
-    from .models import converted_model
+    from .support.models import converted_model
 
     cache = request.config.cache.mkdir("toolcalib-models")
     env = {k: v for k, v in os.environ.items() if k not in PORTABLE}
@@ -172,8 +172,8 @@ def test_default_run_models_compute_the_same_bits_on_emulated_intel_and_amd(
         options = {k: v for k, v in _config_model(name)["options"].items()
                    if k != "shared_prefix_dir"}
         assert options["kernels"] == "portable" and options.get("linear", "float") == "float"
-        command = [sys.executable, "-m", "tests.kernel_probe", str(converted_model(name, cache)),
-                   json.dumps(options)]
+        command = [sys.executable, "-m", "tests.support.kernel_probe",
+                   str(converted_model(name, cache)), json.dumps(options)]
         runs += [(name, cpu, [*([qemu, "-cpu", EMULATED[cpu]] if cpu != "native" else []),
                                *command]) for cpu in ("native", *EMULATED)]
 

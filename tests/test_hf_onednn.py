@@ -1,4 +1,4 @@
-"""`hf_onednn`: float32 linear layers on oneDNN (above `GEMV_ROWS` rows) or MKL's weight-major
+"""`hf.onednn`: float32 linear layers on oneDNN (above `GEMV_ROWS` rows) or MKL's weight-major
 product (at or below), as `kernels: portable` computes them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from toolcalib.backends.hf_onednn import GEMV_ROWS, OneDnnLinear, onednn_linear  # noqa: E402
+from toolcalib.backends.hf.onednn import GEMV_ROWS, OneDnnLinear, onednn_linear  # noqa: E402
 
 
 @pytest.mark.parametrize("bias", [True, False])

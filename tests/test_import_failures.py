@@ -28,7 +28,7 @@ from toolcalib.benchmarks.tau2.published import import_category
 from toolcalib.cli import main
 from toolcalib.jsonio import InputError, write_jsonl
 from toolcalib.metrics.published import ImportFile, ImportStatus, failed_imports, read_imports
-from toolcalib.provenance.status import collect, collect_imports, print_summary, render
+from toolcalib.pipeline.status import collect, collect_imports, print_summary, render
 from toolcalib.records import Published, Trajectory
 from toolcalib.report.build import render_html, render_summary
 from toolcalib.stages.import_run import count_lines, import_status, write_status
@@ -262,7 +262,7 @@ def test_a_failed_import_leaves_every_other_cell_and_the_report(tiny_build: Path
     import shutil
     import subprocess
 
-    from tests.workflow_build import TINY, clone, sh
+    from tests.support.workflow_build import TINY, clone, sh
 
     project = clone(tiny_build, tmp_path / "project")
     demo = project / "tests/data/replay/demo-FC"

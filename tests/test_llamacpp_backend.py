@@ -9,7 +9,7 @@ pytest.importorskip("llama_cpp")
 
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
-from toolcalib.backends.hf_prompt import PROMPT_VERSION  # noqa: E402
+from toolcalib.backends.hf.prompt import PROMPT_VERSION  # noqa: E402
 from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
 from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402

@@ -1,7 +1,8 @@
 """The OpenAI-compatible backend: request conversion; retries, Retry-After, failures,
 concurrency, context overflow and the response store in front of it against a scripted server
-(tests/scripted_server.py) behind a fault-injecting proxy (fast); and against a real llama.cpp
-server (SmolLM2-135M, slow): prompt and native mode, context overflow, and the fault path end to
+(tests/support/scripted_server.py) behind a fault-injecting proxy (fast); and against a real
+llama.cpp server (SmolLM2-135M, slow): prompt and native mode, context overflow, and the fault path
+end to
 end."""
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from tests.faultproxy import FaultProxy
-from tests.scripted_server import ScriptedServer
-from tests.servers import free_port, make_request
+from tests.support.faultproxy import FaultProxy
+from tests.support.scripted_server import ScriptedServer
+from tests.support.servers import free_port, make_request
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import ContextOverflow, InfrastructureError
 from toolcalib.backends.openai import (

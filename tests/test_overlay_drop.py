@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.config_overlays import DEFAULT, ROOT, message, validate
-from tests.workflow_build import tiny_project
+from tests.support.config_overlays import DEFAULT, ROOT, message, validate
+from tests.support.workflow_build import tiny_project
 
 SERVED = {"name": "served", "backend": "openai",
           "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.config_overlays import message, validate
-from tests.workflow_build import tiny_project
+from tests.support.config_overlays import message, validate
+from tests.support.workflow_build import tiny_project
 
 
 def served(name: str, **extra: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflow_build import ROOT, place_release, sh, tiny_project
+from tests.support.workflow_build import ROOT, place_release, sh, tiny_project
 from toolcalib.provenance.lock import md5_file, read_lock
 
 DEFAULT = "config/config.yaml"

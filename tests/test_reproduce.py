@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.servers import make_request
+from tests.support.servers import make_request
 from toolcalib.backends.base import MACHINE_FACTS, recorded_identity
 from toolcalib.jsonio import dumps
 from toolcalib.provenance.manifest import build_manifest

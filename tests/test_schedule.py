@@ -1,7 +1,7 @@
 from types import SimpleNamespace
 
 from toolcalib.benchmarks import PLUGINS, get_benchmark
-from toolcalib.schedule import drop_local_rate_limit, generate_priority
+from toolcalib.pipeline.schedule import drop_local_rate_limit, generate_priority
 
 VARIANTS = ["baseline", "system-permission", "sri"]
 BFCL = get_benchmark("bfcl")

@@ -1,6 +1,6 @@
 """The SLURM profile (workflow/profiles/slurm) on a real cluster: the tiny config submitted job
 by job through snakemake-executor-plugin-slurm to a single-node cluster on 127.0.0.1
-(tests/slurm_cluster.py) gives the bytes of the local build."""
+(tests/support/slurm_cluster.py) gives the bytes of the local build."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm_cluster import ACCOUNT
-from tests.workflow_build import TINY, artifacts, place_release, sh
+from tests.support.slurm_cluster import ACCOUNT
+from tests.support.workflow_build import TINY, artifacts, place_release, sh
 
 
 @pytest.mark.slow

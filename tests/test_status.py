@@ -8,7 +8,7 @@ from pathlib import Path
 
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
-from toolcalib.provenance.status import collect, print_summary, read_outcomes, render
+from toolcalib.pipeline.status import collect, print_summary, read_outcomes, render
 from toolcalib.records import Trajectory
 from toolcalib.stages.generate import failure_message
 

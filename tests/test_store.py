@@ -13,7 +13,7 @@ from contextlib import closing
 
 import pytest
 
-from tests.servers import make_request
+from tests.support.servers import make_request
 from toolcalib.backends.base import Answer, InfrastructureError, Request
 from toolcalib.records import Emission, Message
 from toolcalib.store import FILE, ResponseStore, StoredBackend, request_key

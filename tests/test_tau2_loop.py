@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests.scripted_server import ScriptedServer
-from tests.tau2_episodes import TAU2, Scripted, call, cases_of, episodes, policy, text
+from tests.support.scripted_server import ScriptedServer
+from tests.support.tau2_episodes import TAU2, Scripted, call, cases_of, episodes, policy, text
 from toolcalib.backends.base import ContextOverflow, InfrastructureError, recorded_identity
 from toolcalib.benchmarks.tau2.loop import GREETING, Tau2Loop
 from toolcalib.benchmarks.tau2.score import STOP_WITH_CALLS

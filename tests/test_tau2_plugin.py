@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.tau2_episodes import TAU2, cases_of, domain_cases, episodes, evaluate, policy
+from tests.support.tau2_episodes import TAU2, cases_of, domain_cases, episodes, evaluate, policy
 from toolcalib.benchmarks.tau2.environment import Tau2Environment
 from toolcalib.benchmarks.tau2.gold import ASK_GOLD, REFUSE_RULE, TOOL_CALL_RULE
 from toolcalib.benchmarks.tau2.loop import GREETING

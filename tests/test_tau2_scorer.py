@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from tests.tau2_trajectories import (
+from tests.support.tau2_trajectories import (
     BothScorers,
     Case,
     Outcome,

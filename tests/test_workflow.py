@@ -1,6 +1,6 @@
 """End to end: the real Snakefile on a tiny config in a temporary git repo (the build shared by
-the run, tests/workflow_build.py), then `dvc repro` of the generated dvc.yaml from clean, which
-must reproduce the same bytes; dry runs of the real DAG under config overlays."""
+the run, tests/support/workflow_build.py), then `dvc repro` of the generated dvc.yaml from clean,
+which must reproduce the same bytes; dry runs of the real DAG under config overlays."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.workflow_build import TINY, artifacts, clone, sh
-from toolcalib.provenance.dvcsync import DvcYamlStale, sync
+from tests.support.workflow_build import TINY, artifacts, clone, sh
+from toolcalib.pipeline.dvcsync import DvcYamlStale, sync
 
 ROOT = Path(__file__).resolve().parents[1]
 

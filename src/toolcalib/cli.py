@@ -235,7 +235,7 @@ def _write_verdicts(case: Case, trajectory: Trajectory
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dvc-sync"]:
-        from toolcalib.provenance.dvcsync import main_dvc_sync
+        from toolcalib.pipeline.dvcsync import main_dvc_sync
 
         return main_dvc_sync(argv[1:])
     if argv[:1] == ["audit"]:
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_audit(argv[1:], _write_verdicts)
     if argv[:1] == ["status"]:
-        from toolcalib.provenance.status import main_status
+        from toolcalib.pipeline.status import main_status
 
         return main_status(argv[1:])
     if argv[:1] == ["reproduce"]:

@@ -1,5 +1,5 @@
-"""The judge's confirm verdict on the confirm corpus with a real local model, once, by hand:
-a llama.cpp server (tests/servers.py) serving a GGUF with its own chat template, asked through
+"""The judge's confirm verdict on the confirm corpus with a real local model, once, by hand: a
+llama.cpp server (tests/support/servers.py) serving a GGUF with its own chat template, asked through
 the `openai` backend by the `validate-confirm` stage (rule and judge side by side; answers in a
 response store, so a rerun asks nothing). Prints the stage's wall time and writes the judge's
 spec to OUT_DIR/judge_spec.json (what `tests.confirm.stored_verdicts` needs). With --sample, on
@@ -19,7 +19,7 @@ import random
 import time
 from pathlib import Path
 
-from tests.servers import LlamaServer
+from tests.support.servers import LlamaServer
 from toolcalib.jsonio import sha256_file
 from toolcalib.stages import validate_confirm
 

@@ -1,5 +1,5 @@
 """Trajectories for the confirm corpus with a real LLM playing the τ² user: SmolLM2-135M on a
-llama.cpp server (tests/servers.py) answers the oracle agent, whose requests for approval
+llama.cpp server (tests/support/servers.py) answers the oracle agent, whose requests for approval
 ("To confirm: I will call ... Would you like me to proceed (yes/no)?") the model answers as it
 will; the oracle writes whatever the answer. Run once by hand (not a test):
 
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.servers import LlamaServer
+from tests.support.servers import LlamaServer
 from toolcalib.stages import generate, normalize
 
 ORACLE = json.dumps({"name": "oracle", "backend": "policy", "options": {"policy": "oracle"}})

@@ -8,8 +8,8 @@ from toolcalib.backends import BACKENDS
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import PLUGINS
 from toolcalib.benchmarks import get_benchmark, section_settings, settings
-from toolcalib.provenance.codedeps import closure
-from toolcalib.schedule import generate_priority
+from toolcalib.pipeline.codedeps import closure
+from toolcalib.pipeline.schedule import generate_priority
 
 PATH_SAFE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 MODELS = {model["name"]: model for model in config["models"]}  # names checked unique (Snakefile)

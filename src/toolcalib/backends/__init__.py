@@ -1,4 +1,5 @@
-"""Backend registry: a backend is one module exposing `make(spec) -> Backend`."""
+"""Backend registry: a backend is one module (or a package's `backend` module) exposing
+`make(spec) -> Backend`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from toolcalib.registry import Registry
 
 BACKENDS: Registry[Callable[[ModelSpec], Backend]] = Registry("backend", {
     "policy": "toolcalib.backends.policy:make", "openai": "toolcalib.backends.openai:make",
-    "replay": "toolcalib.backends.replay:make", "transformers": "toolcalib.backends.hf:make",
+    "replay": "toolcalib.backends.replay:make",
+    "transformers": "toolcalib.backends.hf.backend:make",
     "llamacpp": "toolcalib.backends.llamacpp:make"})
 """Backend name -> its `make` (imported lazily, so optional dependencies stay optional); adding
 a backend is its module, its options model and one entry here and one in `OPTIONS`."""
@@ -20,7 +22,7 @@ OPTIONS: Registry[type[BaseModel]] = Registry("backend", {
     "policy": "toolcalib.backends.policy:PolicyOptions",
     "openai": "toolcalib.backends.openai_options:OpenAIOptions",
     "replay": "toolcalib.backends.replay:ReplayOptions",
-    "transformers": "toolcalib.backends.hf_options:Options",
+    "transformers": "toolcalib.backends.hf.options:Options",
     "llamacpp": "toolcalib.backends.llamacpp_options:LlamaCppOptions"})
 """Backend name -> its options model (`module:class`, importable without the backend's heavy
 dependencies): the config schema of `models[*].options` is generated from it. An options model

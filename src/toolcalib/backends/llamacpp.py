@@ -3,7 +3,7 @@ one request after another.
 
 The model folder is the `model` rule's GGUF form (`toolcalib model --keep-gguf`: the verified
 GGUF and the tokenizer saved from it, see `toolcalib.models`). Prompts are rendered, checked
-against the context window and decoded by the `transformers` backend's code (`hf_prompt`: the
+against the context window and decoded by the `transformers` backend's code (`hf.prompt`: the
 chat template's tools in `native` mode, the versioned tool prompt in `prompt` mode) with that
 tokenizer, so both backends give llama.cpp and torch the same prompt tokens; generation stops at
 a token llama.cpp counts as end of generation. The harness parses calls from the raw text.
@@ -14,7 +14,7 @@ Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_to
 `keep_response` (as `transformers`).
 
 Determinism: a prompt is prefilled in chunks between cuts (every multiple of `n_batch` and every
-message start, `hf_prompt.chunk_cuts`), and the KV of the previous prompt is kept only up to a
+message start, `hf.prompt.chunk_cuts`), and the KV of the previous prompt is kept only up to a
 cut of both, so a prompt runs the same forwards, hence gives the same bits, whatever ran before
 it; decoding is one token per forward. The bits of llama.cpp's kernels may depend on the thread
 count, the batch shapes and the CPU features it was built for: `threads`, `n_batch`,
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
-from toolcalib.backends.hf_prompt import (
+from toolcalib.backends.hf.prompt import (
     PROMPT_VERSION,
     check_tools_mode,
     chunk_cuts,

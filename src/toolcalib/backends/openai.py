@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from toolcalib.backends.base import Answer, ContextOverflow, InfrastructureError, Request
-from toolcalib.backends.hf_prompt import PROMPT_VERSION, openai_tool, template_messages
+from toolcalib.backends.hf.prompt import PROMPT_VERSION, openai_tool, template_messages
 from toolcalib.backends.openai_options import OpenAIOptions
 from toolcalib.config import ModelSpec, model_options
 from toolcalib.jsonio import InputError

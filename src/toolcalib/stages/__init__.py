@@ -2,7 +2,7 @@
 core, write its outputs atomically with rows in a stable order (same inputs, same bytes).
 
 The CLI imports only the stage it runs, so each stage's code closure is exact (see
-`provenance.codedeps`).
+`pipeline.codedeps`).
 """
 
 from __future__ import annotations

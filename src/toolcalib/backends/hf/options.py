@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolcalib.backends.hf_kernels import prepare
+from toolcalib.backends.hf.kernels import prepare
 from toolcalib.config import StrictModel
 
 
@@ -30,5 +30,5 @@ class Options(StrictModel):
     shared_prefix_dir: str | None = None
 
     def prepare_process(self) -> None:
-        """Pin the kernel family before torch loads (see `hf_kernels`)."""
+        """Pin the kernel family before torch loads (see `hf.kernels`)."""
         prepare(self.kernels)

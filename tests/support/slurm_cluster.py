@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 """Debian's programs the cluster runs (packages munge, mariadb-server, slurmdbd, slurmctld,

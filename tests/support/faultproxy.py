@@ -1,5 +1,5 @@
 """A fault-injecting HTTP proxy on 127.0.0.1 in front of a server (tests and bench only): a real
-one (llama.cpp) or the scripted one of tests/scripted_server.py.
+one (llama.cpp) or the scripted one of tests/support/scripted_server.py.
 
 Each incoming request takes the next action of the script (`pass` once it is used up):
   pass       forward to the upstream server and return its answer

@@ -2,7 +2,7 @@
 as one JSON line: the generated tokens, the engine's counts and the md5 of every layer's keys
 and values (the bits of every position of every layer).
 
-    python -m tests.kernel_probe MODEL_DIR OPTIONS_JSON
+    python -m tests.support.kernel_probe MODEL_DIR OPTIONS_JSON
 
 `tests/test_hf_kernels.py` runs it natively and under QEMU's emulated Intel and AMD CPUs with a
 default-run model's options. Two prompts: a repeated pattern, whose continuation the engine

@@ -1,15 +1,15 @@
 """Float32 linear layers on oneDNN's inner product, for `kernels: portable`.
 
-Under `portable` MKL runs in its `COMPATIBLE` mode (see `hf_kernels`): one SSE2 code path for
+Under `portable` MKL runs in its `COMPATIBLE` mode (see `hf.kernels`): one SSE2 code path for
 every vendor, about half the speed of its AVX2 path on the linear layers, which are most of a
 forward's work. oneDNN's float32 inner product uses its own JIT GEMM (never MKL: its bits do not
 move with `MKL_CBWR`), and with `ONEDNN_MAX_CPU_ISA=AVX2` the same AVX2 kernel, blocking and
 summation order on every x86-64 CPU, Intel or AMD: checked against QEMU's emulated Intel and AMD
 AVX2 CPUs (`tests/test_hf_kernels.py`), 2-2.5x MKL `COMPATIBLE`'s GEMM from 8 rows up on an
 AVX2 machine (bench/README.md). At `GEMV_ROWS` rows or fewer (decode steps) MKL's weight-major
-product (`hf_engine.weight_major`) is faster, 1.5x at 4 rows on Qwen2.5-0.5B's output layer, and
+product (`hf.engine.weight_major`) is faster, 1.5x at 4 rows on Qwen2.5-0.5B's output layer, and
 portable too, so those go to MKL. Which library runs depends on the row count alone, and a row's
-output on that row and the row count, as the engine needs (`hf_engine`: decode forwards have a
+output on that row and the row count, as the engine needs (`hf.engine`: decode forwards have a
 fixed row count, prefill chunks fixed shapes).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from toolcalib.backends.hf_engine import weight_major_product
+from toolcalib.backends.hf.engine import weight_major_product
 
 GEMV_ROWS = 4
 """Most rows computed by MKL's weight-major product rather than oneDNN."""

@@ -6,21 +6,21 @@ Options: `model_dir` (required), `tools_mode` ('native' | 'prompt'), `max_new_to
 `decode_rows` (rows of every decode forward, idle rows padding it: 8), `dtype` (compute dtype:
 `auto`, the default, is bfloat16 where the CPU computes it natively (AVX512-BF16 or AMX) and
 float32 elsewhere; the resolved dtype enters the identity), `linear` (`float`, or `int8`: integer
-linear layers, see `hf_int8`), `kernels` (`native`, or `portable`: the same code, hence bits,
-on every x86-64 CPU with AVX2, Intel or AMD, float linear layers on oneDNN; see `hf_kernels`
-and `hf_onednn`), `threads` (torch threads: 1,
+linear layers, see `hf.int8`), `kernels` (`native`, or `portable`: the same code, hence bits,
+on every x86-64 CPU with AVX2, Intel or AMD, float linear layers on oneDNN; see `hf.kernels`
+and `hf.onednn`), `threads` (torch threads: 1,
 see below), `keep_response` (show the members of the tool docs a benchmark marks as its own,
 `Request.extras`: BFCL's `response` schema; default False: it is a third of a BFCL prompt,
 OpenAI-style servers drop it, and SmolLM2's 8k window needs the room), `prefill_chunk` (256),
 `prefix_cache_tokens` (positions of KV kept for reuse: 65536; 0 disables), `context_window`
 (default the model's `max_position_embeddings`; may only shrink it), `weight_major` (linear
 layers as `W @ xᵀ`, faster for decode's few rows: True; native kernels only, `portable` has its
-own split, see `hf_onednn`), `draft_tokens` (most tokens of a prompt-lookup draft verified in
-one forward: 16; 0 decodes token by token; see `hf_engine`), `shared_prefix_dir` (folder where
+own split, see `hf.onednn`), `draft_tokens` (most tokens of a prompt-lookup draft verified in
+one forward: 16; 0 decodes token by token; see `hf.engine`), `shared_prefix_dir` (folder where
 the KV of long system messages is kept for other processes of the same model: none; see
-`hf_shared_prefixes`).
+`hf.shared_prefixes`).
 
-Emissions depend on neither batching nor reuse (see `hf_engine`), so `batch_size`,
+Emissions depend on neither batching nor reuse (see `hf.engine`), so `batch_size`,
 `prefix_cache_tokens` and `shared_prefix_dir` stay out of the identity; `prefill_chunk`, the cut
 tokens (`prefill_cuts`), `decode_rows`, `weight_major`, `draft_tokens`, `threads` (kernels may
 split work differently), `linear` and `kernels` when not the default (so older identities keep
@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
-from toolcalib.backends.hf_kernels import check, cpu_vendor
-from toolcalib.backends.hf_options import Options
+from toolcalib.backends.hf.kernels import check, cpu_vendor
+from toolcalib.backends.hf.options import Options
 from toolcalib.config import ModelSpec, model_options
 from toolcalib.jsonio import dumps
 from toolcalib.models import read_manifest
@@ -53,17 +53,17 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from toolcalib.backends.hf_engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
-from toolcalib.backends.hf_int8 import int8_linear  # noqa: E402
-from toolcalib.backends.hf_onednn import onednn_linear  # noqa: E402
-from toolcalib.backends.hf_prompt import (  # noqa: E402
+from toolcalib.backends.hf.engine import ATTENTION, NUMERICS, Engine, weight_major  # noqa: E402
+from toolcalib.backends.hf.int8 import int8_linear  # noqa: E402
+from toolcalib.backends.hf.onednn import onednn_linear  # noqa: E402
+from toolcalib.backends.hf.prompt import (  # noqa: E402
     PROMPT_VERSION,
     check_tools_mode,
     emission,
     message_start_ids,
     request_prompt,
 )
-from toolcalib.backends.hf_shared_prefixes import SharedPrefixes  # noqa: E402
+from toolcalib.backends.hf.shared_prefixes import SharedPrefixes  # noqa: E402
 
 SEED = 0
 hf_logging.disable_progress_bar()
@@ -158,7 +158,7 @@ def resolve_dtype(requested: str, kernels: str = "native") -> str:
     """The compute dtype: `auto` is bfloat16 where the kernels compute it natively (AVX512-BF16
     or AMX: oneDNN's bfloat16 GEMM, 2-2.5x float32's on one thread here) and float32 elsewhere
     (without it bfloat16 is emulated, 6x slower on AVX2) and always under `kernels: portable`
-    (the AVX2 family, `hf_kernels`)."""
+    (the AVX2 family, `hf.kernels`)."""
     if requested != "auto":
         return requested
     native = kernels == "native" and (torch.cpu._is_avx512_bf16_supported()

@@ -2,7 +2,7 @@
 process, no model): every POST to /v1/chat/completions gets a canned, valid completion whose
 text is `echo: ` and the content of the request's last message, with usage counted from the
 request. Faults (429 with Retry-After, 5xx, stalls, resets, truncated bodies, 401) come from
-tests/faultproxy.py in front of it.
+tests/support/faultproxy.py in front of it.
 
 `max_prompt_chars`: a request whose messages hold more characters gets HTTP 400 with
 llama.cpp's context-exceeded error. `port`: listen there (0: any free port), e.g. where a

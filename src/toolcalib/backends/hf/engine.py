@@ -8,7 +8,7 @@ Outputs do not depend on reuse or batching, by construction:
   positions before a cut both share has the same bits whether it was computed now or copied
   from the prefix store (same chunks, same shapes, same inputs). A conversation's next prompt
   thus reuses everything before its last generation prompt, and prompts that share a system
-  message reuse all of it, in other processes too (`hf_shared_prefixes`);
+  message reuse all of it, in other processes too (`hf.shared_prefixes`);
 - every decode forward has exactly `decode_rows` rows (padded with idle rows), because CPU
   matmul kernels give a row different bits for different row counts (bf16 and fp32 alike),
   but the same bits at any position for a fixed count; attention is computed per row on that
@@ -48,14 +48,14 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 from transformers import AttentionInterface
 
-from toolcalib.backends.hf_prompt import chunk_cuts
-from toolcalib.backends.hf_shared_prefixes import SharedPrefixes
+from toolcalib.backends.hf.prompt import chunk_cuts
+from toolcalib.backends.hf.shared_prefixes import SharedPrefixes
 
 ATTENTION = "toolcalib_rows"
 NUMERICS = 4
 """1: weight-major linear layers with transposed outputs; 2: row-major outputs, so SDPA's
 fused kernel runs the prefill attention; 3: drafts verified in multi-token forwards; 4: under
-`kernels: portable`, float linear layers on oneDNN (`hf_onednn`), not MKL."""
+`kernels: portable`, float linear layers on oneDNN (`hf.onednn`), not MKL."""
 DRAFT_NGRAM = 4
 """Tokens of a sequence's tail that must recur earlier in it for a draft (fewer match too often
 in free text, where most drafts are then rejected)."""

@@ -130,7 +130,7 @@ def emission(tokenizer: Any, prompt: list[int], generated: list[int], stopped: b
 def message_start_ids(tokenizer: Any, stop_ids: set[int]) -> set[int]:
     """The special tokens that open every message of the chat template (ChatML's
     `<|im_start|>`): those other than stop tokens found at least once per message of a rendered
-    three-message conversation. Prefill chunks are cut at them (see `hf_engine`)."""
+    three-message conversation. Prefill chunks are cut at them (see `hf.engine`)."""
     messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
                 {"role": "user", "content": "c"}]
     ids = tokenizer(tokenizer.apply_chat_template(messages, tokenize=False),
@@ -144,7 +144,7 @@ def chunk_cuts(prompt: list[int], chunk: int, cut_ids: set[int]) -> list[int]:
     """0, every multiple of `chunk` and every position holding a token of `cut_ids` below the
     prompt's length, then the length: prefill chunks lie between consecutive cuts, so whether a
     position is a cut depends only on its own token and two prompts sharing a prefix cut it
-    alike (see `hf_engine`)."""
+    alike (see `hf.engine`)."""
     marked = (i for i, token in enumerate(prompt) if token in cut_ids)
     return sorted({0, *range(chunk, len(prompt), chunk), *marked, len(prompt)})
 

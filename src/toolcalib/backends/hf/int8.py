@@ -10,7 +10,7 @@ compute the same integers (checked against an exact float64 product in tests). T
 model (embeddings, norms, attention, KV) stays in the compute dtype, and its last bits follow the
 kernels: quantizing an activation turns such an ulp into a whole level, so emissions differ
 between kernel families far more often than float32's do. `kernels: portable` (see
-`hf_kernels`) gives every AVX2 machine the same bits.
+`hf.kernels`) gives every AVX2 machine the same bits.
 
 Measured on one thread (bench/README.md): 2x float32's GEMM on AVX2, 5x on AVX-512 VNNI; the
 weights take a quarter of float32's memory. The recipe differs from float32 weights (emissions

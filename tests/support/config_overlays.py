@@ -13,9 +13,9 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from toolcalib.config_schema import ConfigError, check_config, workflow_layers
+from toolcalib.pipeline.config_schema import ConfigError, check_config, workflow_layers
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = "config/config.yaml"
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 

@@ -4,7 +4,7 @@ and the categories of a BFCL task share one tool-doc system message (Qwen2.5-0.5
 tokens, two minutes of prefill on one AVX2 core).
 
 A file holds the KV of a prompt's *span*, its positions before the second message's start (a
-cut, see `hf_engine`: its bits do not depend on what follows), and is named by a hash of the
+cut, see `hf.engine`: its bits do not depend on what follows), and is named by a hash of the
 model's identity (everything that decides those bits) and the span's tokens. Files appear by
 atomic rename, so a reader sees a whole file or none; an unreadable one is reported and
 recomputed over.
@@ -24,7 +24,7 @@ from toolcalib.jsonio import atomic_write_bytes
 
 
 class KvSequence(Protocol):
-    """What a file is filled into and written from (`hf_engine.Sequence`): the prompt, the
+    """What a file is filled into and written from (`hf.engine.Sequence`): the prompt, the
     per-layer KV buffers [1, kv_heads, capacity, head_dim] and the positions they hold."""
 
     prompt: torch.Tensor

@@ -12,7 +12,7 @@ reproducibility mode (one SSE2 code path for Intel and AMD; its `AVX2` mode stil
 vendor). Checked under QEMU's emulated AVX2 CPUs: Intel and AMD give this AVX-512 machine's
 bytes (bench/README.md). MKL's `COMPATIBLE` path is about half its AVX2 path's speed, so
 `portable` leaves it only the attention's float products and decode's few-row linear layers:
-the other float linear layers run on oneDNN (`hf_onednn`), int8 ones too (`hf_int8`).
+the other float linear layers run on oneDNN (`hf.onednn`), int8 ones too (`hf.int8`).
 
 The libraries read these variables when torch loads: `prepare` sets them before that, `check`
 refuses a process that loaded torch without them.

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = "tests/data/tiny.yaml"
 BFCL_FILE = "bfcl_eval-2026.3.23-py3-none-any.whl"
 GITIGNORE = ".snakemake/\nresults/logs/\n__pycache__/\n.toolcalib/\n"

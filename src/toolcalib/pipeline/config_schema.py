@@ -39,7 +39,7 @@ from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS, get_benchmark
 from toolcalib.expand import expand_models
 from toolcalib.jsonio import InputError
-from toolcalib.provenance.dvcsync import stage_part
+from toolcalib.pipeline.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
 
 Layer = tuple[str, Mapping[str, Any]]

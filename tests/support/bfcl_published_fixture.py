@@ -1,5 +1,5 @@
 """Rebuilds tests/data/bfcl_published/ from the shared published BFCL runs (`python -m
-tests.bfcl_published_fixture SHARED_BFCL_RUNS`; the tests read the committed copy only).
+tests.support.bfcl_published_fixture SHARED_BFCL_RUNS`; the tests read the committed copy only).
 
 Trimmed copies keep each defect the shared README lists: replies whose text the FC handler
 dropped (`[]` with output tokens), `Error during inference` records, an absent category
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).parent / "data" / "bfcl_published"
+OUT = Path(__file__).parents[1] / "data" / "bfcl_published"
 VLLM = {
     "multi_turn/BFCL_v4_multi_turn_base": ["multi_turn_base_0", "multi_turn_base_3",
                                            "multi_turn_base_10"],

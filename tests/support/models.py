@@ -11,7 +11,7 @@ from toolcalib.models import GGUF_DTYPE, SOURCES, fetch_model, read_manifest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def converted_model(name: str, cache_root: Path, keep_gguf: bool = False) -> Path:

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 class S3Server:
