@@ -1,5 +1,5 @@
-"""The BFCL irrelevance held-out draw rebuilds to its committed bytes (`tests.bfcl_heldout`),
-keeps its quota per model, and its readers' parts name no model and no kind."""
+"""The BFCL irrelevance draws rebuild to their committed bytes (`tests.support.bfcl_heldout`),
+keep their quota per model, and their readers' parts name no model and no kind."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import bfcl_heldout as bh
+from tests.support import bfcl_heldout as bh
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,8 @@ def test_every_row_has_two_blind_labels_and_one_decided_label(name: str, agreed:
 
 
 def test_the_corpus_holds_the_draws_with_their_labels_and_contexts(panel) -> None:
-    """`python -m tests.bfcl_heldout merge RULE` rebuilds the corpus's rows of each draw: each
-    reply as the harness read it, its decided label, and what the model saw."""
+    """`python -m tests.support.bfcl_heldout merge RULE` rebuilds the corpus's rows of each
+    draw: each reply as the harness read it, its decided label, and what the model saw."""
     corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
     for rule in bh.RULES.values():
         rows = bh.corpus_rows(rule, bh.sample(rule, panel[0]))

@@ -323,8 +323,9 @@ def test_a_texts_class_is_cached_per_context() -> None:
 
 def test_every_real_emission_carries_what_its_model_saw() -> None:
     """`model` rows: their turn's user message(s) and the tools offered (none where the variant
-    hid them), from the case the provenance names (`tests/corpus_contexts.py`); `hand` rows: no
-    context (written by hand, nothing was sent); published rows: `tests/test_published_turns.py`."""
+    hid them), from the case the provenance names (`tests/support/corpus_contexts.py`); `hand`
+    rows: no context (written by hand, nothing was sent); published rows:
+    `tests/test_published_turns.py`."""
     rows = load_corpus(CORPUS)
     for row in rows:
         if row.source == "hand":

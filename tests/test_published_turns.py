@@ -1,4 +1,4 @@
-"""The published-turns corpus rebuilds to its committed bytes (`tests.published_turns`); the
+"""The published-turns corpus rebuilds to its committed bytes (`tests.support.published_turns`); the
 second reading labels the second-pass rows and docs state its agreement figures."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from tests import published_second_pass as sp
-from tests import published_turns as pt
+from tests.support import published_second_pass as sp
+from tests.support import published_turns as pt
+from tests.support.corpus_merge import merged
 from toolcalib.classify.validation import load_corpus
 from toolcalib.records import ACTION_CLASSES
 
@@ -58,7 +59,7 @@ def test_turn_ids_are_unique_and_name_file_simulation_and_message() -> None:
 def test_merge_keeps_other_rows_and_is_deterministic(tau2_release) -> None:
     corpus = pt.CORPUS.read_text("utf-8")
     rebuilt = pt.rebuilt_corpus(tau2_release)
-    assert rebuilt == pt.merged(rebuilt, pt.labelled_rows(tau2_release))
+    assert rebuilt == merged(rebuilt, pt.labelled_rows(tau2_release), pt.published_sources())
     def mine(line: str) -> bool:
         return json.loads(line)["source"] in pt.published_sources()
 

@@ -7,13 +7,13 @@ of `records.RECORDED_CLASSES`), `reason` (one line) and `source`: `hand` (writte
 them) with its `provenance` (model, variant, benchmark, category, case, turn, step, weights hash)
 and the id `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`; or `published` (an agent
 turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; its provenance is
-`tests/data/published_turns.jsonl`, built by `tests/published_turns.py`); or
+`tests/data/published_turns.jsonl`, built by `tests/support/published_turns.py`); or
 `published-heldout`, `published-heldout-2` and `published-heldout-3` (the held-out draws of
 the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl` and
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it); or
 `bfcl-heldout`, `bfcl-heldout-2` (BFCL irrelevance replies of the leaderboard panel, id
 `<model folder>:<case id>`, `tests/data/bfcl_heldout_turns.jsonl`, `bfcl_heldout2_turns.jsonl`,
-built and merged by `tests/bfcl_heldout.py`: frozen and labelled blind by two readers before
+built and merged by `tests/support/bfcl_heldout.py`: frozen and labelled blind by two readers before
 any rule change, issue 41) and `bfcl-dev` (a third draw of the panel, one reader, to write
 rules on). A row may carry
 `context`, what the model saw at the emission's turn as the classify stage gives it

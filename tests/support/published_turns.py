@@ -6,9 +6,9 @@ and `-v3`, labelled blind, as `source: published-heldout`, `published-heldout-2`
 `published-heldout-3`. Run by hand
 (not a test):
 
-    python -m tests.published_turns sample   # published_turns.jsonl and the second pass
-    python -m tests.published_turns merge    # the classifier corpus's published rows
-    python -m tests.published_turns heldout  # the held-out draws (`published-heldout-v1` to `-v3`)
+    python -m tests.support.published_turns sample   # published_turns.jsonl and the second pass
+    python -m tests.support.published_turns merge    # the classifier corpus's published rows
+    python -m tests.support.published_turns heldout  # held-out draws `published-heldout-v1`..`-v3`
 
 Each corpus row carries the context the classify stage gives the turn (`classify.base.Context`):
 the simulated user's whole message that opened it and the names of the tools τ² offers in its
@@ -29,17 +29,18 @@ from typing import Any
 import yaml
 
 from tests.confirm.published import PUBLISHED, files
+from tests.support.corpus_merge import merged
 from toolcalib.benchmarks.tau2.environment import tool_schemas
 from toolcalib.benchmarks.tau2.loop import GREETING
 from toolcalib.benchmarks.tau2.published import read_run, simulation_turns
 from toolcalib.benchmarks.tau2.release import WHEEL_FILE, Tau2Release
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 TURNS = DATA / "published_turns.jsonl"
 LABELS = DATA / "published_turn_labels.jsonl"
 SECOND_PASS = DATA / "published_turns_second_pass.jsonl"
 CORPUS = DATA / "classifier_corpus.jsonl"
-WHEEL = Path(__file__).resolve().parents[1] / "results" / "raw" / "tau2" / WHEEL_FILE
+WHEEL = Path(__file__).resolve().parents[2] / "results" / "raw" / "tau2" / WHEEL_FILE
 """The pinned τ² release where the pipeline downloads it (`merge` reads its tool names)."""
 SOURCE = "published"
 CALL_QUOTA = 15
@@ -219,18 +220,6 @@ def corpus_rows(turns: list[dict[str, Any]], labels: dict[str, dict[str, Any]],
              **({} if seen is None else {"context": seen[t["id"]]})} for t in turns]
 
 
-def merged(corpus: str, rows: list[dict[str, Any]]) -> str:
-    """The corpus with its published and held-out rows replaced by `rows` where the first of
-    them stood (appended when there is none; other lines byte-kept, in order)."""
-    lines = corpus.splitlines()
-    mine = [i for i, line in enumerate(lines)
-            if json.loads(line)["source"] in published_sources()]
-    at = mine[0] if mine else len(lines)
-    kept = [line for i, line in enumerate(lines) if i not in set(mine)]
-    return "".join(line + "\n" for line in
-                   kept[:at] + [json.dumps(row, ensure_ascii=False) for row in rows] + kept[at:])
-
-
 def published_sources() -> tuple[str, ...]:
     """The corpus sources this module writes: the first corpus's, then each held-out draw's."""
     return (SOURCE, *(source for _, _, source in HELDOUT_DRAWS.values()))
@@ -251,7 +240,7 @@ def labelled_rows(release: Tau2Release | None = None) -> list[dict[str, Any]]:
 
 def rebuilt_corpus(release: Tau2Release | None = None) -> str:
     """The classifier corpus with its published rows rebuilt from the turns and their labels."""
-    return merged(CORPUS.read_text("utf-8"), labelled_rows(release))
+    return merged(CORPUS.read_text("utf-8"), labelled_rows(release), published_sources())
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

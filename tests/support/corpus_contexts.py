@@ -4,11 +4,11 @@ as the classify stage builds it (`classify.corpus.contexts`, `classify.trajector
 the case as the row's variant presents it). Run by hand, with the case files the rows' runs
 used (not a test: case files are pipeline outputs):
 
-    python -m tests.corpus_contexts results/cases/bfcl/*.jsonl
+    python -m tests.support.corpus_contexts results/cases/bfcl/*.jsonl
 
 Only `model` rows change (their `context` set, written last); every other line is kept byte
 for byte. `hand` rows have no context (written by hand: nothing was sent); the published rows
-get theirs from the published runs (`tests.published_turns`).
+get theirs from the published runs (`tests.support.published_turns`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.published_turns import CORPUS
+from tests.support.published_turns import CORPUS
 from toolcalib.classify.corpus import contexts
 from toolcalib.classify.validation import CorpusRow
 from toolcalib.jsonio import iter_records

@@ -4,9 +4,9 @@
 changed on them and labelled later against `tests/data/bfcl_heldout_rubric.md` (held-out
 draws blind, by two readers; `dev` by one). Run by hand (not a test):
 
-    python -m tests.bfcl_heldout draw RULE           # tests/data/<prefix>_turns.jsonl
-    python -m tests.bfcl_heldout parts RULE [FOLDER]  # readers' parts (/tmp/bfcl_heldout/RULE)
-    python -m tests.bfcl_heldout merge RULE          # its labelled rows into the corpus
+    python -m tests.support.bfcl_heldout draw RULE    # tests/data/<prefix>_turns.jsonl
+    python -m tests.support.bfcl_heldout parts RULE [FOLDER]  # parts (/tmp/bfcl_heldout/RULE)
+    python -m tests.support.bfcl_heldout merge RULE   # its labelled rows into the corpus
 
 RULE is `v1`, `v2` or `dev`.
 
@@ -66,6 +66,7 @@ from typing import Any
 
 import yaml
 
+from tests.support.corpus_merge import merged
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.benchmarks.bfcl.replay import fc_emission, token
@@ -76,8 +77,8 @@ from toolcalib.execute.textcalls import decode_emission, parse_text_calls
 from toolcalib.jsonio import sha256_file
 from toolcalib.records import Case, Emission
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
 CORPUS = DATA / "classifier_corpus.jsonl"
 RUBRIC = DATA / "bfcl_heldout_rubric.md"
 PUBLISHED = ROOT / "data" / "published" / "bfcl"
@@ -372,13 +373,9 @@ def corpus_rows(rule: Rule, rows: list[Reply]) -> list[dict[str, Any]]:
 def merge(rule: Rule, wheel: Path = WHEEL) -> None:
     """Replace the corpus's rows of the rule's source with its drawn rows: where they stood,
     else appended (draw order)."""
-    lines = CORPUS.read_text("utf-8").splitlines()
-    mine = [i for i, line in enumerate(lines) if json.loads(line)["source"] == rule.source]
-    at = mine[0] if mine else len(lines)
-    kept = [line for line in lines if json.loads(line)["source"] != rule.source]
     rows, _ = draw(rule, wheel)
-    new = [json.dumps(row, ensure_ascii=False) for row in corpus_rows(rule, rows)]
-    CORPUS.write_text("\n".join([*kept[:at], *new, *kept[at:]]) + "\n", "utf-8")
+    CORPUS.write_text(merged(CORPUS.read_text("utf-8"), corpus_rows(rule, rows), (rule.source,)),
+                      "utf-8")
 
 
 def main(command: str, name: str = "v1", *args: str) -> None:

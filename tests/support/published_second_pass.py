@@ -4,7 +4,7 @@ The second reader labelled the 100 rows of `published_turns_second_pass.jsonl` (
 context only) under the same rubric, before reading the first labels
 (`published_turn_labels.jsonl`, unchanged). Run by hand (not a test):
 
-    python -m tests.published_second_pass   # the figures docs/history.md states
+    python -m tests.support.published_second_pass   # the figures docs/history.md states
 
 Each held-out draw (`published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl`,
 `published_heldout3_turns.jsonl`) has a second blind reading of all its rows
@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.published_turns import DATA, HELDOUT_DRAWS, LABELS, SECOND_PASS, read_jsonl
+from tests.support.published_turns import DATA, HELDOUT_DRAWS, LABELS, SECOND_PASS, read_jsonl
 from toolcalib.classify.validation import cohen_kappa
 from toolcalib.records import ACTION_CLASSES
 
