@@ -215,9 +215,15 @@ def field_path(error: dict[str, Any]) -> str:
     return ".".join(str(part) for part in error.get("loc", ())) or "<record>"
 
 
-@cache
+_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
+
+
 def decoder(model: type[T]) -> msgspec.json.Decoder[T]:
-    return msgspec.json.Decoder(model)
+    """msgspec's decoder for `model`, built once per class."""
+    found = _DECODERS.get(model)
+    if found is None:
+        found = _DECODERS[model] = msgspec.json.Decoder(model)
+    return found
 
 
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
