@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from toolcalib.benchmarks import Benchmark
+from toolcalib.benchmarks import AnyBenchmark
 from toolcalib.classify.base import Profile
 from toolcalib.classify.paper import PaperProfile
 from toolcalib.classify.profiles import read_alone
@@ -62,7 +62,7 @@ def matching(cases: str, trajectories: str) -> list[tuple[Case, Trajectory]]:
     return pairs
 
 
-def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
+def evaluate(profile: Profile, benchmark: AnyBenchmark, source: str | Path,
              files: Category) -> Evaluated:
     """Action rows (the case as the trajectory's variant presents it: gold classes, and the
     tools its emissions' contexts name) and the benchmark's verdict of every trajectory of
@@ -79,7 +79,7 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     units = [row for (case, trajectory), score in zip(pairs, scores, strict=True)
              for row in write_units(benchmark, profile, case, trajectory, score)]
     reads = read_alone(STRUCTURAL_PROFILE)
-    structural = {
+    structural: dict[tuple[str, ...], dict[str, bool | None]] = {
         (trajectory.model, trajectory.variant, shown.benchmark, shown.category, shown.id):
             reading
         for shown, (_, trajectory), score in zip(presented, pairs, scores, strict=True)
@@ -87,7 +87,7 @@ def evaluate(profile: Profile, benchmark: Benchmark, source: str | Path,
     return Evaluated(actions, scores, [case for case, _ in pairs], units, structural)
 
 
-def write_units(benchmark: Benchmark, profile: Profile, case: Case, trajectory: Trajectory,
+def write_units(benchmark: AnyBenchmark, profile: Profile, case: Case, trajectory: Trajectory,
                 score: Score) -> list[dict[str, Any]]:
     """The per-case rows of the trajectory's write calls (`Benchmark.writes`), each confirmed
     or not as `profile` says (`Profile.confirm_verdicts`; not asked where there is none)."""

@@ -24,6 +24,7 @@ from toolcalib.records import (
     Emission,
     Intervention,
     Message,
+    Outcome,
     Step,
     ToolCall,
     Trajectory,
@@ -50,9 +51,12 @@ def conversation(case: Case, model: str, variant: Variant, environment: Environm
     turns: list[TurnTrace] = []
     interventions: list[Intervention] = []
     context = ProbeContext()
-    outcome, error = "completed", None
+    outcome: Outcome = "completed"
+    error: str | None = None
 
     def execute(call: ToolCall) -> str:
+        if env is None:  # `steps` executes no call of a single-step case
+            raise RuntimeError(f"case {case.id!r} is single-step: it executes no call")
         result: str = env.execute(call)
         context.observed.append((call, result))
         return result

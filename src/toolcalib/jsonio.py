@@ -15,9 +15,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 T = TypeVar("T")
 """A record class (`records.Record`)."""
@@ -210,14 +213,20 @@ def write_json(path: str | Path, obj: Any) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def field_path(error: dict[str, Any]) -> str:
+def field_path(error: ErrorDetails) -> str:
     """A pydantic error's field as a dotted path (config models are pydantic's)."""
     return ".".join(str(part) for part in error.get("loc", ())) or "<record>"
 
 
-@cache
+_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
+
+
 def decoder(model: type[T]) -> msgspec.json.Decoder[T]:
-    return msgspec.json.Decoder(model)
+    """msgspec's decoder for `model`, built once per class."""
+    found = _DECODERS.get(model)
+    if found is None:
+        found = _DECODERS[model] = msgspec.json.Decoder(model)
+    return found
 
 
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)

@@ -18,10 +18,11 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -182,8 +183,8 @@ def gguf_read_once() -> Iterator[None]:
     import gguf as gguf_package
     import transformers.modeling_gguf_pytorch_utils as gguf_utils
 
-    load, name_map = gguf_utils.load_gguf_checkpoint, gguf_package.get_tensor_name_map
-    reader = gguf_package.GGUFReader
+    # transformers declares `load_gguf_checkpoint` without annotations.
+    load: Callable[..., Any] = gguf_utils.load_gguf_checkpoint
     metadata: dict[str, Any] = {}
 
     def load_once(path: Any, return_tensors: bool = False, **tensor_args: Any) -> Any:
@@ -193,14 +194,20 @@ def gguf_read_once() -> Iterator[None]:
             metadata[str(path)] = load(path, False)
         return copy.deepcopy(metadata[str(path)])
 
-    gguf_utils.load_gguf_checkpoint = load_once
-    gguf_package.get_tensor_name_map = functools.cache(name_map)
-    gguf_package.GGUFReader = functools.cache(reader)
+    # Patched by name: a cache stands in for gguf's reader class, which no declared type allows.
+    patches: list[tuple[ModuleType, str, object]] = [
+        (gguf_utils, "load_gguf_checkpoint", load_once),
+        (gguf_package, "get_tensor_name_map", functools.cache(gguf_package.get_tensor_name_map)),
+        (gguf_package, "GGUFReader", functools.cache(gguf_package.GGUFReader)),
+    ]
+    originals = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    for module, name, value in patches:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        gguf_utils.load_gguf_checkpoint, gguf_package.get_tensor_name_map = load, name_map
-        gguf_package.GGUFReader = reader
+        for module, name, value in originals:
+            setattr(module, name, value)
 
 
 def read_manifest(model_dir: str | Path) -> ModelManifest:

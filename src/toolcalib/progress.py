@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
 class Progress:
     def __init__(self, label: str, total: int, *, every_s: float = 10.0,
-                 stream: TextIO | None = None, clock=time.monotonic):
+                 stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.label, self.total, self.every_s = label, total, every_s
         self.stream = stream or sys.stderr
         self.clock = clock

@@ -49,7 +49,8 @@ TurnEnd = Literal["no_call", "step_cap", "single_step", "error", "context_overfl
 
 class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Strict, immutable base. Fields are keyword-only (each subclass says `kw_only=True`, which
-    msgspec does not inherit); `replace` copies with changes. `omitted_at_default`: fields a
+    msgspec does not inherit, and `frozen=True`, which msgspec inherits but a type checker's
+    dataclass rules do not); `replace` copies with changes. `omitted_at_default`: fields a
     record's JSON leaves out while they hold their default (`jsonio.dumps`), so that a field
     added for one benchmark leaves every other benchmark's lines as they were."""
 
@@ -60,7 +61,7 @@ class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return msgspec.structs.replace(self, **changes)
 
 
-class Message(Record, kw_only=True):
+class Message(Record, frozen=True, kw_only=True):
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
     tool_calls: list[ToolCall] = []
@@ -68,14 +69,14 @@ class Message(Record, kw_only=True):
     """For `tool` messages: the function whose result this is."""
 
 
-class ToolCall(Record, kw_only=True):
+class ToolCall(Record, frozen=True, kw_only=True):
     """A parsed call: a function name and literal arguments, never code."""
 
     name: str
     arguments: dict[str, Any] = {}
 
 
-class SourceRef(Record, kw_only=True):
+class SourceRef(Record, frozen=True, kw_only=True):
     """Where a case came from: the artifact, the file inside it and the 1-based line."""
 
     artifact: str
@@ -85,7 +86,7 @@ class SourceRef(Record, kw_only=True):
     line_sha256: str
 
 
-class Turn(Record, kw_only=True):
+class Turn(Record, frozen=True, kw_only=True):
     index: int
     messages: list[Message]
     """The messages that open this turn (a miss_func turn carries BFCL's own message)."""
@@ -110,7 +111,7 @@ def docs_json(docs: list[dict[str, Any]]) -> msgspec.Raw:
 _DOCS = msgspec.json.Decoder(list[dict[str, Any]])
 
 
-class Case(Record, kw_only=True):
+class Case(Record, frozen=True, kw_only=True):
     id: str
     benchmark: str
     category: str
@@ -156,7 +157,7 @@ class Case(Record, kw_only=True):
             raise InputError(f"case {self.id}: field 'tools': {exc}") from None
 
 
-class Emission(Record, kw_only=True):
+class Emission(Record, frozen=True, kw_only=True):
     """One model step: what the backend returned and what the harness made of it."""
 
     text: str = ""
@@ -182,7 +183,7 @@ the stage: `classify.profiles.read_alone`): how a benchmark that reads an agent'
 (τ²'s reference user, its structural `ask`) without importing a classifier."""
 
 
-class Step(Record, kw_only=True):
+class Step(Record, frozen=True, kw_only=True):
     index: int
     emission: Emission
     results: list[str] = []
@@ -192,7 +193,7 @@ class Step(Record, kw_only=True):
     not part of the conversation afterwards, and not counted in the turn's class."""
 
 
-class Intervention(Record, kw_only=True):
+class Intervention(Record, frozen=True, kw_only=True):
     """A variant probe's decision at one step (logged whether or not it fired)."""
 
     turn: int
@@ -202,7 +203,7 @@ class Intervention(Record, kw_only=True):
     reason: str
 
 
-class TurnTrace(Record, kw_only=True):
+class TurnTrace(Record, frozen=True, kw_only=True):
     index: int
     steps: list[Step]
     ended: TurnEnd
@@ -212,7 +213,7 @@ class TurnTrace(Record, kw_only=True):
     omitted_at_default: ClassVar[tuple[str, ...]] = ("user",)
 
 
-class Published(Record, kw_only=True):
+class Published(Record, frozen=True, kw_only=True):
     """Where an imported trajectory came from: one record of a published run's file, what
     the run recorded, and how the import read it (`Benchmark.import_run`)."""
 
@@ -246,7 +247,7 @@ class Published(Record, kw_only=True):
     imported with `policy: edited`); None: the same policy."""
 
 
-class Trajectory(Record, kw_only=True):
+class Trajectory(Record, frozen=True, kw_only=True):
     case_id: str
     benchmark: str
     category: str
@@ -275,7 +276,7 @@ class Trajectory(Record, kw_only=True):
                                                      "published")
 
 
-class ActionRow(Record, kw_only=True):
+class ActionRow(Record, frozen=True, kw_only=True):
     """One emission (level `emission`) or one turn (level `turn`, step None) of a trajectory:
     a row of an action table (`classify.trajectory.action_rows` builds them as dicts)."""
 

@@ -22,9 +22,10 @@ def unknown(kind: str, name: object, known: Iterable[str], where: str = "") -> I
     return InputError(f"{prefix}unknown {kind} {name!r} (known: {', '.join(sorted(known))})")
 
 
-def pick(kind: str, table: Mapping[str, V], name: str, where: str = "") -> V:
-    """`table[name]`; an unknown name is an `InputError` (`unknown`)."""
-    if name not in table:
+def pick(kind: str, table: Mapping[str, V], name: object, where: str = "") -> V:
+    """`table[name]`; an unknown name (also one that is no string: a config's missing or
+    mistyped value) is an `InputError` (`unknown`)."""
+    if name not in table or not isinstance(name, str):
         raise unknown(kind, name, table, where)
     return table[name]
 

@@ -16,6 +16,7 @@ import inspect
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -93,7 +94,8 @@ class ResponseStore:
             raise InputError(f"{self.path}: response store format {found}, expected {FORMAT}")
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        count: int = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return count
 
     def get(self, key: str) -> Emission | None:
         """The stored answer, or None (also for a row this code's Emission no longer reads)."""
@@ -150,7 +152,7 @@ class ResponseStore:
             lines += [self._describe(request, row) for row in rows[:NEAREST]]
         return "\n".join(lines)
 
-    def _describe(self, request: RequestKey, row: tuple) -> str:
+    def _describe(self, request: RequestKey, row: tuple[Any, ...]) -> str:
         stored = dict(zip(COMPONENTS, row[1:5], strict=True))
         same = [name for name in COMPONENTS if stored[name] == request.hashes[name]]
         diffs = []
@@ -243,12 +245,17 @@ class StoredBackend:
 
     def generate_batch(self, requests: list[Request]) -> list[Answer]:
         keys = [self.key(request) for request in requests]
-        answers: list[Answer | None] = [self.store.get(k.key) for k in keys]
-        missing = [i for i, answer in enumerate(answers) if answer is None]
+        answers: dict[int, Answer] = {}
+        missing: list[int] = []
+        for i, k in enumerate(keys):
+            if (stored := self.store.get(k.key)) is None:
+                missing.append(i)
+            else:
+                answers[i] = stored
         self.hits += len(requests) - len(missing)
         self.misses += len(missing)
         if not missing:
-            return answers  # type: ignore[return-value]
+            return [answers[i] for i in range(len(requests))]
         for i in missing[: max(self.explain_misses - len(self.explanations), 0)]:
             if len(self.store):
                 self.explanations.append(self.store.explain(keys[i]))
@@ -258,8 +265,9 @@ class StoredBackend:
                 self.store.put(keys[missing[index]], answer)
 
         batch = [requests[i] for i in missing]
-        if self._streams:
-            fresh = self.inner.generate_batch(batch, on_answer=commit)  # type: ignore[call-arg]
+        if self._streams:  # its `generate_batch` takes `on_answer` (checked in `__init__`)
+            streaming: Callable[..., list[Answer]] = self.inner.generate_batch
+            fresh = streaming(batch, on_answer=commit)
         else:
             fresh = self.inner.generate_batch(batch)
             for index, answer in enumerate(fresh):
@@ -267,4 +275,4 @@ class StoredBackend:
         for i, answer in zip(missing, fresh, strict=True):
             answers[i] = answer
             self.errors += isinstance(answer, InfrastructureError)
-        return answers  # type: ignore[return-value]
+        return [answers[i] for i in range(len(requests))]

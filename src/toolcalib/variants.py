@@ -87,6 +87,7 @@ def refusal(model: str, backend: str, variant: str, benchmark: str,
             applies: Sequence[str]) -> str | None:
     """Why `model` (its `backend`) cannot run `variant` on `benchmark`, whose loop applies the
     variants `applies` (`Benchmark.variants`), as one line; None when it can."""
+    runs: Sequence[str]
     if backend == "replay":
         runs, who = REPLAY_VARIANTS, "backend 'replay'"
     else:

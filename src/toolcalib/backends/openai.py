@@ -245,7 +245,7 @@ class OpenAIBackend:
                        on_answer: Callable[[int, Answer], None] | None = None) -> list[Answer]:
         """Answers in request order; `on_answer(index, answer)` is called in this thread as
         each request completes (in completion order)."""
-        answers: list[Answer | None] = [None] * len(requests)
+        answers: dict[int, Answer] = {}
         if not requests:
             return []
         pool = ThreadPoolExecutor(max_workers=min(self.options.max_concurrency, len(requests)))
@@ -256,12 +256,12 @@ class OpenAIBackend:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     index = pending.pop(future)
-                    answers[index] = future.result()
+                    answers[index] = answer = future.result()
                     if on_answer is not None:
-                        on_answer(index, answers[index])
+                        on_answer(index, answer)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        return answers  # type: ignore[return-value]
+        return [answers[index] for index in range(len(requests))]
 
     def close(self) -> None:
         self._client.close()

@@ -46,7 +46,10 @@ def _first_step_of_turn(request: Request) -> bool:
 
 
 def oracle(request: Request) -> Emission:
-    turn = request.case.turns[request.turn]
+    case = request.case
+    if case is None:
+        raise ValueError("the oracle policy answers the steps of a case")
+    turn = case.turns[request.turn]
     if not _first_step_of_turn(request):
         return _text(CLOSING_TEXT)
     if turn.gold_calls:
@@ -93,6 +96,7 @@ class PolicyBackend:
     def __init__(self, spec: ModelSpec, own: Mapping[str, Policy] | None = None):
         policy = spec.options.get("policy")
         generic = pick("policy", POLICIES, policy, f"model '{spec.name}'")
+        assert isinstance(policy, str)  # `pick` raised for anything that names no policy
         model_options(PolicyOptions, spec)
         self._act = (own or {}).get(policy, generic)
         self.name = spec.name

@@ -88,6 +88,8 @@ class Profile(ABC):
     """
 
     name: str
+    _known: dict[tuple[str, Hashable], EmissionAction]
+    """`text_action`'s cache, made at its first call."""
 
     def prepare(self, emissions: Sequence[Emission]) -> None:
         """Called with the emissions about to be classified one by one: a profile that asks a

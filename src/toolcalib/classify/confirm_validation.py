@@ -27,9 +27,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from toolcalib.classify.base import Profile
-from toolcalib.classify.confirm import ConfirmVerdict
-from toolcalib.classify.validation import cohen_kappa, load_rows
+from toolcalib.classify.base import ConfirmVerdict, Profile
+from toolcalib.classify.validation import LabelledRow, cohen_kappa, load_rows
 from toolcalib.config import StrictModel
 from toolcalib.records import Message, ToolCall
 from toolcalib.writes import WriteContext
@@ -51,10 +50,9 @@ class Source(StrictModel):
     turn: int | None = Field(default=None, ge=0)
 
 
-class ConfirmRow(StrictModel):
+class ConfirmRow(LabelledRow):
     """One labelled write context."""
 
-    id: str
     source: Source
     messages: list[dict[str, Any]] = Field(max_length=WINDOW)
     call: dict[str, Any]

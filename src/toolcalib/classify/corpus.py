@@ -26,7 +26,7 @@ from toolcalib.classify.trajectory import turn_contexts
 from toolcalib.classify.validation import Provenance
 from toolcalib.config import StrictModel
 from toolcalib.jsonio import iter_records, write_jsonl
-from toolcalib.records import Case, Emission, Trajectory
+from toolcalib.records import Case, Emission, Parse, Trajectory
 from toolcalib.variants import get_variant
 
 WEIGHTS_KEYS = ("gguf_sha256", "weights_sha256")
@@ -51,7 +51,7 @@ class Candidate(StrictModel):
     where its case was not read."""
 
 
-def emission_key(emission: Emission) -> tuple[str, bool, str]:
+def emission_key(emission: Emission) -> tuple[str, bool, Parse]:
     """What a profile sees of an emission: the text, structured calls or not, the parse."""
     return emission.text, emission.structured and bool(emission.tool_calls), emission.parse
 
@@ -70,7 +70,7 @@ def candidates(trajectories: Iterable[Trajectory],
                cases: Mapping[tuple[str, str], Case]) -> list[Candidate]:
     """The distinct emissions of `trajectories`, first occurrence first (module docstring);
     `cases` by (benchmark, case id)."""
-    found: dict[tuple[str, bool, str], Candidate] = {}
+    found: dict[tuple[str, bool, Parse], Candidate] = {}
     for trajectory in trajectories:
         weights = next((trajectory.model_identity[k] for k in WEIGHTS_KEYS
                         if k in trajectory.model_identity), None)

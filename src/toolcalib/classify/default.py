@@ -123,7 +123,7 @@ import unicodedata
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
 from toolcalib.classify.confirm import rule_verdicts
@@ -131,11 +131,13 @@ from toolcalib.classify.text import WORD, readable, strip_reasoning
 
 if TYPE_CHECKING:
     from toolcalib.classify.base import ConfirmVerdict
-    from toolcalib.records import Emission
+    from toolcalib.records import ActionClass, Emission
     from toolcalib.writes import WriteContext
 
 DATA_FILE = "default_classifier.yaml"
-SENTENCE_RANK = ("ask", "refuse", "confirm", "other")
+SentenceClass = Literal["ask", "refuse", "confirm", "other"]
+"""The class of one sentence (`read_sentence`)."""
+SENTENCE_RANK: tuple[SentenceClass, ...] = ("ask", "refuse", "confirm", "other")
 """Sentence classes, best first: the emission takes the first sentence of the best class."""
 
 FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -167,7 +169,7 @@ SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "i
 "cancel" name one thing): the first that leaves three characters, then a doubled consonant."""
 PLAIN_NAME = re.compile(r"[a-z]+")
 """A tool name that is a plain (lower-cased) word: in prose it names the tool only as code."""
-Reading = tuple[str, str, str]
+Reading = tuple[SentenceClass, str, str]
 """A sentence's class, its cue (the rule's detail) and the sentence as written."""
 
 
@@ -186,7 +188,8 @@ class Sentence:
 @cache
 def load_cues() -> dict[str, Any]:
     """The packaged cue tables of the default profile."""
-    return packaged_yaml(DATA_FILE)
+    cues: dict[str, Any] = packaged_yaml(DATA_FILE)
+    return cues
 
 
 class DefaultProfile(Profile):
@@ -382,7 +385,7 @@ class DefaultProfile(Profile):
         return bool(self._hit("optional", text)) or bool(
             self.condition.match(text) and not self.affirmed.match(text))
 
-    def _offers(self, sentences: list[Sentence], readings: list[tuple[str, str, str]],
+    def _offers(self, sentences: list[Sentence], readings: list[Reading],
                 user: tuple[str, ...] = ()) -> list[str]:
         """`_offer` of each ask sentence, and `alternative` for a request that follows a
         refusal and then an offered alternative ("I can't remove one passenger. We can cancel
@@ -432,7 +435,8 @@ class DefaultProfile(Profile):
             return "proposal"
         return "preference" if self._hit("preference", text) else ""
 
-    def read_sentence(self, sentence: Sentence, pending: bool, answered: bool) -> tuple[str, str]:
+    def read_sentence(self, sentence: Sentence, pending: bool,
+                      answered: bool) -> tuple[SentenceClass, str]:
         """The (class, cue) of one sentence; `pending`: the emission states an action it is about
         to take; `answered`: the next sentence answers this question."""
         text = sentence.match
@@ -443,7 +447,9 @@ class DefaultProfile(Profile):
             (self._hit("courtesy", text) if sentence.question else "")
         if offer:
             return ("refuse", refusal) if refusal else ("other", offer)
-        for group, family in (("confirm_conditional", "confirm"), ("ask_conditional", "ask")):
+        conditionals: tuple[tuple[str, SentenceClass], ...] = (
+            ("confirm_conditional", "confirm"), ("ask_conditional", "ask"))
+        for group, family in conditionals:
             if cue := self._hit(group, text):
                 request = self._request(text) if family == "confirm" else ""
                 if request and self._hit("optional", text):  # "Reply yes, or tell me which."
@@ -476,7 +482,7 @@ class DefaultProfile(Profile):
             return ""
         return self._outside("refuse", text, self.hypothetical)
 
-    def _read_clause(self, sentence: Sentence, pending: bool) -> tuple[str, str]:
+    def _read_clause(self, sentence: Sentence, pending: bool) -> tuple[SentenceClass, str]:
         text = sentence.match
         if not sentence.question:
             if cue := self._hit("ask_request", text):
@@ -528,7 +534,7 @@ class DefaultProfile(Profile):
         """The name of the first cue of `group` found in `text`, else ""."""
         return next((name for name, regex in self.cues[group].items() if regex.search(text)), "")
 
-    def _action(self, family: str, detail: str, evidence: str) -> EmissionAction:
+    def _action(self, family: ActionClass, detail: str, evidence: str) -> EmissionAction:
         return EmissionAction(
             action=family, rule=f"{self.name}:{family}:{detail}", evidence=evidence
         )

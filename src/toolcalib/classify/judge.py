@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 import yaml
 from pydantic import Field
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 DATA_FILE = "judge_rubric.yaml"
 JudgedClass = Literal["ask", "refuse", "confirm", "other"]
-JUDGED: tuple[str, ...] = ("ask", "refuse", "confirm", "other")
+JUDGED: tuple[JudgedClass, ...] = ("ask", "refuse", "confirm", "other")
 """The classes a judge chooses between; the rules decide tool_call, malformed and unknown."""
 REPLY = re.compile(r"\s*(ask|refuse|confirm|other)\.?\s*", re.IGNORECASE)
 EVIDENCE_CHARS = 200
@@ -74,10 +74,10 @@ class Rubric(StrictModel):
 
     def messages(self, text: str) -> list[Message]:
         """The judge request for one emission's visible text."""
-        shots = [Message(role=role, content=content)
+        shots = [message
                  for example in self.examples
-                 for role, content in (("user", self.user.format(text=example.text)),
-                                       ("assistant", example.label))]
+                 for message in (Message(role="user", content=self.user.format(text=example.text)),
+                                 Message(role="assistant", content=example.label))]
         return [Message(role="system", content=self.system), *shots,
                 Message(role="user", content=self.user.format(text=text))]
 
@@ -89,10 +89,15 @@ def load_rubric() -> Rubric:
     return Rubric.model_validate(yaml.safe_load(data))
 
 
-def parse_reply(reply: str) -> str | None:
+def parse_reply(reply: str) -> JudgedClass | None:
     """The class a judge's reply names, or None when it is not exactly one class name."""
     found = REPLY.fullmatch(strip_reasoning(reply))
-    return found.group(1).lower() if found else None
+    name = found.group(1).lower() if found else ""
+    return name if _is_judged(name) else None
+
+
+def _is_judged(name: str) -> TypeGuard[JudgedClass]:
+    return name in JUDGED
 
 
 class JudgeProfile(Profile):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from toolcalib.classify.base import Context, EmissionAction, Profile, packaged_yaml
 from toolcalib.classify.confirm import rule_verdicts
@@ -13,10 +13,11 @@ from toolcalib.classify.default import DefaultProfile
 
 if TYPE_CHECKING:
     from toolcalib.classify.base import ConfirmVerdict
+    from toolcalib.records import ActionClass
     from toolcalib.writes import WriteContext
 
 DATA_FILE = "paper_classifier.yaml"
-PHRASE_CLASSES = ("refuse", "ask", "confirm")
+PHRASE_CLASSES: tuple[Literal["refuse", "ask", "confirm"], ...] = ("refuse", "ask", "confirm")
 """Phrase families in the order they are tried; ask's question mark is tried before its phrases."""
 
 
@@ -34,7 +35,8 @@ class CallPattern(NamedTuple):
 @cache
 def load_cues() -> dict[str, Any]:
     """The packaged cue tables (never the shared reference copy)."""
-    return packaged_yaml(DATA_FILE)
+    cues: dict[str, Any] = packaged_yaml(DATA_FILE)
+    return cues
 
 
 def compile_pattern(entry: dict[str, Any]) -> CallPattern:
@@ -88,7 +90,7 @@ class PaperProfile(Profile):
                     return self._action(family, phrase, _original(text, lower, at, phrase))
         return EmissionAction(action="other", rule=f"{self.name}:other")
 
-    def _action(self, family: str, detail: str, evidence: str) -> EmissionAction:
+    def _action(self, family: ActionClass, detail: str, evidence: str) -> EmissionAction:
         return EmissionAction(
             action=family, rule=f"{self.name}:{family}:{detail}", evidence=evidence
         )

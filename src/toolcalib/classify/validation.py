@@ -39,7 +39,7 @@ import json
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypedDict, TypeVar
 
 import polars as pl
 from pydantic import Field, ValidationError, model_validator
@@ -51,7 +51,14 @@ from toolcalib.jsonio import InputError
 from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import RECORDED_CLASSES, Emission, RecordedClass, ToolCall
 
-Row = TypeVar("Row", bound="StrictModel")
+
+class LabelledRow(StrictModel):
+    """A row of a labelled JSONL corpus (`load_rows`): a pydantic model with a unique `id`."""
+
+    id: str
+
+
+Row = TypeVar("Row", bound=LabelledRow)
 
 NO_CLASS = "none"
 """The prediction recorded when a profile gives no class."""
@@ -119,10 +126,9 @@ class Provenance(StrictModel):
                 f"-t{self.turn}-s{self.step}")
 
 
-class CorpusRow(StrictModel):
+class CorpusRow(LabelledRow):
     """One labelled emission."""
 
-    id: str
     text: str
     structured_calls: bool
     parse: Literal["none", "ok", "malformed"]
@@ -199,12 +205,18 @@ def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profil
     return pl.DataFrame(records, schema=PREDICTION_SCHEMA)
 
 
-def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[dict[str, object]]:
+ClassScore = TypedDict("ClassScore", {
+    "class": str, "precision": float | None, "recall": float | None, "f1": float | None,
+    "kappa": float | None, "support": int})
+"""One class's scores (`class_scores`; a `VALIDATION` row's measures)."""
+
+
+def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[ClassScore]:
     """Precision, recall, F1, kappa and support of every class a recorded emission can have
     (module docstring; a corpus row's text is recorded, so no row is `unknown`)."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} labels but {len(predicted)} predictions")
-    scores: list[dict[str, object]] = []
+    scores: list[ClassScore] = []
     for name in RECORDED_CLASSES:
         support = sum(g == name for g in gold)
         guessed = sum(p == name for p in predicted)

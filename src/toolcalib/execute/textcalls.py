@@ -214,7 +214,9 @@ def _decode(source: str) -> list[Any]:
         while position < len(source):
             value, end = decoder.raw_decode(source, position)
             values.append(_native(value))
-            position = WHITESPACE.match(source, end).end()
+            gap = WHITESPACE.match(source, end)
+            assert gap is not None  # `\s*` matches at every position
+            position = gap.end()
         return values
     except (ValueError, RecursionError) as exc:
         json_error = f"after {len(values)} JSON value(s): {exc}" if values else str(exc)

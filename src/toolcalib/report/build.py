@@ -101,8 +101,10 @@ def render_html(tables: ReportTables) -> str:
     is_real = pl.col("model").is_in(real)
     variant = headline_variant(triples)
 
-    plots = [figures.profile(triples, m, variant, i) for i, m in enumerate(real)]
-    plots = [p for p in plots if p is not None]
+    # No variant: the triples have no row, so there is no real model to profile either.
+    profiles = ([figures.profile(triples, m, variant, i) for i, m in enumerate(real)]
+                if variant is not None else [])
+    plots = [p for p in profiles if p is not None]
     plane = figures.gar_acc(triples.filter(is_real & (pl.col("variant") == variant)),
                             compact=True)
     headline = page.figures([*plots, *([plane] if plane else [])], grid=True, fit=True)
@@ -161,9 +163,9 @@ def render_html(tables: ReportTables) -> str:
                                   "no scored case, no heatmap panel")))
     sections.append(("self-check", "Self-check: the reference policies",
                      page.self_check(checks(triples, kinds), kinds)))
-    if shown := tables.validation_tables():
+    if validation := tables.validation_tables():
         sections.append(("validation", "Classifier validation",
-                         "\n".join(page.frame_table(frame) for frame in shown)))
+                         "\n".join(page.frame_table(frame) for frame in validation)))
     sections.append(("audit", "Audit: the cases behind every number",
                      page.audit_listing(triples, lists, slug_of)))
     return page.document(TITLE, sections)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from matplotlib.lines import Line2D
@@ -12,6 +12,9 @@ from toolcalib.metrics.confusion import EMITTED
 from toolcalib.metrics.rows import RATES
 from toolcalib.records import GOLD_CLASSES
 from toolcalib.report.svg import new_figure, style, to_svg
+
+if TYPE_CHECKING:
+    from matplotlib.collections import QuadMesh
 
 MARKERS = "osD^v<>pP*hX8H"
 SIGNIFICANT = 0.05
@@ -34,7 +37,7 @@ def _ordered(values: list[str], order: tuple[str, ...] | list[str]) -> list[str]
     return [v for v in order if v in present] + sorted(present - set(order))
 
 
-def _color(index: int) -> str:
+def _color(index: int) -> tuple[float, float, float, float]:
     from matplotlib import colormaps
 
     palette = colormaps["tab10" if index < 10 else "tab20"]
@@ -65,7 +68,7 @@ def heatmaps(confusion: pl.DataFrame) -> list[Plot]:
         with style():
             figure = new_figure(2.2 + 3.4 * len(variants), 1.6 + 0.45 * len(golds))
             axes = figure.subplots(1, len(variants), squeeze=False)[0]
-            mesh = None
+            mesh: QuadMesh | None = None
             for ax, variant in zip(axes, variants, strict=True):
                 grid = [[counts.get((variant, g, e), 0) for e in emitted] for g in golds]
                 share = [[c / (sum(row) or 1) for c in row] for row in grid]
@@ -82,6 +85,7 @@ def heatmaps(confusion: pl.DataFrame) -> list[Plot]:
                 ax.set_xlabel("class emitted at the gold turn")
                 ax.set_ylabel("gold class")
                 ax.set_title(variant)
+            assert mesh is not None  # a model of the cells has a variant at least
             figure.colorbar(mesh, ax=axes, label="row share")
             figure.suptitle(model)
             svg = to_svg(figure, f"fig-heat-{index}", f"gold x emitted heatmap, {model}")

@@ -54,7 +54,7 @@ def row_slugs(board: pl.DataFrame) -> dict[tuple[str, str], str]:
     """A page-unique id fragment per (model, benchmark) row: `<model>-<benchmark>`, sanitized
     as the cells' (`audit.slugs`, which leaves out a key's last part, here empty, where the
     rest is unique)."""
-    keys = [(m, b, "") for m, b in board.select("model", "benchmark").iter_rows()]
+    keys: list[Key] = [(m, b, "") for m, b in board.select("model", "benchmark").iter_rows()]
     return {(key[0], key[1]): slug for key, slug in slugs(keys).items()}
 
 

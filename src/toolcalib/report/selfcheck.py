@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -28,7 +29,7 @@ class Check:
         return not self.failed
 
 
-Rule = tuple[str, Callable[[dict], bool]]
+Rule = tuple[str, Callable[[dict[str, Any]], bool]]
 
 INVARIANTS: dict[str, list[Rule]] = {
     "oracle": [("GAR = 1 and Acc = 1 in every cell (the instruments agree with the ground truth)",
@@ -51,7 +52,7 @@ INVARIANTS: dict[str, list[Rule]] = {
 """Per policy kind, each invariant as (statement, test of one scored triple row)."""
 
 
-def _single_step(row: dict) -> bool:
+def _single_step(row: dict[str, Any]) -> bool:
     """Whether the row's category is answered in one emission (`Benchmark.single_step`: BFCL's
     irrelevance sets); every other category is multi-turn, τ²'s domains included."""
     return row["category"] in get_benchmark(row["benchmark"]).single_step

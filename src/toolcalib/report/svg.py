@@ -7,12 +7,16 @@ import io
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-RC: dict[str, object] = {
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+RC: dict[RcKeyType, object] = {
     "svg.hashsalt": "toolcalib-report",
     "svg.fonttype": "none",
     "font.size": 9,

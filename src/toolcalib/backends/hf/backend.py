@@ -66,7 +66,8 @@ from toolcalib.backends.hf.prompt import (  # noqa: E402
 from toolcalib.backends.hf.shared_prefixes import SharedPrefixes  # noqa: E402
 
 SEED = 0
-hf_logging.disable_progress_bar()
+# transformers declares `disable_progress_bar` without annotations.
+hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class TransformersBackend:
@@ -80,9 +81,11 @@ class TransformersBackend:
         self.dtype = resolve_dtype(options.dtype, options.kernels)
         self.tokenizer = AutoTokenizer.from_pretrained(options.model_dir, local_files_only=True)
         check_tools_mode(self.tokenizer, options.tools_mode, name, options.model_dir)
+        # transformers types the loaded model as its `_BaseModelWithGenerate`, whose `eval` has
+        # no annotations (torch's `Module.eval`, which runs, has).
         self.model = AutoModelForCausalLM.from_pretrained(
             options.model_dir, dtype=getattr(torch, self.dtype), local_files_only=True,
-            attn_implementation=ATTENTION).eval()
+            attn_implementation=ATTENTION).eval()  # type: ignore[no-untyped-call]
         if options.linear == "int8":
             int8_linear(self.model)
         elif options.kernels == "portable":
@@ -136,7 +139,7 @@ class TransformersBackend:
     def generate_batch(self, requests: list[Request]) -> list[Answer]:
         torch.manual_seed(SEED)
         o = self.options
-        answers: list[Answer | None] = [None] * len(requests)
+        answers: dict[int, Answer] = {}
         pending: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
             prompt = request_prompt(self.tokenizer, request, o.tools_mode, o.keep_response,
@@ -151,7 +154,7 @@ class TransformersBackend:
             done = self.engine.generate([p for _, p in group], o.max_new_tokens)
             for (index, prompt), seq in zip(group, done, strict=True):
                 answers[index] = emission(self.tokenizer, prompt, seq.generated, seq.stopped)
-        return answers  # type: ignore[return-value]
+        return [answers[index] for index in range(len(requests))]
 
 
 def resolve_dtype(requested: str, kernels: str = "native") -> str:

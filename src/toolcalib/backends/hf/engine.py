@@ -82,6 +82,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor | list[torch.
                          if key[row] is not None else torch.zeros_like(query32[row:row + 1])
                          for row in range(len(key))])
     else:
+        assert isinstance(value, torch.Tensor)  # prefill: keys and values are whole tensors
         out = scaled_dot_product_attention(query32, key, value, attn_mask=attention_mask,
                                            scale=scaling, enable_gqa=True)
     return out.to(query.dtype).transpose(1, 2).contiguous(), None
@@ -394,6 +395,7 @@ class Engine:
         """Positions `start`.. of `seq` holding `ids`, causally over its KV before them (which
         they extend); the logits of the last `keep` positions."""
         mask = torch.ones(len(ids), start + len(ids), dtype=torch.bool).tril(start)
-        return self.model(input_ids=ids[None], position_ids=torch.arange(
+        logits: torch.Tensor = self.model(input_ids=ids[None], position_ids=torch.arange(
             start, start + len(ids))[None], attention_mask=mask[None, None], use_cache=True,
             logits_to_keep=keep, **{self.cache_arg: _PrefillCache(seq)}).logits
+        return logits

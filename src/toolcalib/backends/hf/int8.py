@@ -30,7 +30,12 @@ TINY = torch.finfo(torch.float32).tiny
 class Int8Linear(torch.nn.Module):
     """`nn.Linear` with per-channel int8 weights and per-row int8 activations."""
 
-    def __init__(self, linear: torch.nn.Linear):
+    # The buffers `__init__` registers (torch's `Module.__getattr__` finds them).
+    qweight: torch.Tensor
+    scale: torch.Tensor
+    bias: torch.Tensor | None
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
         super().__init__()
         weight = linear.weight.detach().to(torch.float32)
         scale = weight.abs().amax(1).clamp_min(TINY) / WEIGHT_LEVELS

@@ -100,7 +100,8 @@ def render(tokenizer: Any, messages: list[Message], tools: list[dict[str, Any]],
     native = converted if mode == "native" and converted else None
     text = tokenizer.apply_chat_template(template_messages(messages, converted, mode), tools=native,
                                          add_generation_prompt=True, tokenize=False)
-    return tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids: list[int] = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return ids
 
 
 def request_prompt(tokenizer: Any, request: Request, mode: ToolsMode, keep_extras: bool,
