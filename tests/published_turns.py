@@ -31,8 +31,9 @@ import yaml
 from tests.confirm.published import PUBLISHED, files
 from toolcalib.benchmarks.tau2.environment import tool_schemas
 from toolcalib.benchmarks.tau2.loop import GREETING
-from toolcalib.benchmarks.tau2.published import read_run, simulation_turns
 from toolcalib.benchmarks.tau2.release import WHEEL_FILE, Tau2Release
+from toolcalib.benchmarks.tau2.results import read_run
+from toolcalib.benchmarks.tau2.turns import simulation_turns
 
 DATA = Path(__file__).parent / "data"
 TURNS = DATA / "published_turns.jsonl"
