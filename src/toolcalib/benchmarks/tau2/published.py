@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from toolcalib.benchmarks import ImportedRun
+from toolcalib.benchmarks import ImportedRun, published_name
 from toolcalib.benchmarks.tau2.environment import Tau2Environment, task_as_read
 from toolcalib.benchmarks.tau2.gold import DEFAULT_ASK_GOLD
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
@@ -137,7 +137,7 @@ def import_category(path: str | Path, release: Tau2Release, model: str, category
     files = run_files(path)
     root = Path(path) if Path(path).is_dir() else Path(path).parent
     runs = [read_run(file) for file in files]
-    names = {run.path: run.path.relative_to(root).as_posix() for run in runs}
+    names = {run.path: published_name(run.path, root) for run in runs}
     identity = {"backend": "replay", "benchmark": "tau2", "pairing": pairing, "policy": policy,
                 "files": {names[run.path]: run.sha256 for run in runs},
                 "agent": sorted({run.agent for run in runs}),
