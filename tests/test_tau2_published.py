@@ -17,11 +17,8 @@ import pytest
 
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import get_benchmark
-from toolcalib.benchmarks.tau2.published import (
-    EXCLUDED,
-    import_category,
-    read_run,
-)
+from toolcalib.benchmarks.tau2.published import EXCLUDED, import_category
+from toolcalib.benchmarks.tau2.results import read_run
 from toolcalib.jsonio import InputError, read_records
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.published import RECORD_SCHEMA, file_lines, published_table, record_rows
@@ -343,7 +340,7 @@ def test_gold_of_an_embedded_release_task_is_the_releases_row(tmp_path, tau2_whe
 ])
 def test_a_policy_difference_at_the_end_names_what_one_side_lacks(tau2_release, edit,
                                                                    expected):
-    from toolcalib.benchmarks.tau2.published import policy_difference
+    from toolcalib.benchmarks.tau2.release_check import policy_difference
 
     pinned = tau2_release.policy("airline")
     assert expected in policy_difference(edit(pinned), pinned)

@@ -25,8 +25,9 @@ from typing import Any
 
 from tests.confirm import merge
 from tests.confirm.export import context_row
-from toolcalib.benchmarks.tau2.published import import_run, read_run
+from toolcalib.benchmarks.tau2.published import import_run
 from toolcalib.benchmarks.tau2.release import Tau2Release
+from toolcalib.benchmarks.tau2.results import read_run
 from toolcalib.benchmarks.tau2.writes import write_contexts
 
 ROOT = Path(__file__).resolve().parents[2]

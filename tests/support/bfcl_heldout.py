@@ -64,9 +64,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tests.support.corpus_merge import merged
+from tests.support.shipped import check_sha256, shipped_sha256
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.benchmarks.bfcl.release import BfclRelease
 from toolcalib.benchmarks.bfcl.replay import fc_emission, token
@@ -172,12 +171,6 @@ class Reply:
                 "output_tokens": self.output_tokens, "sha256": self.sha256}
 
 
-def provenance() -> dict[str, str]:
-    """Shipped file (relative to `data/published/bfcl/`) -> its sha256."""
-    listed = yaml.safe_load((PUBLISHED / "PROVENANCE.yaml").read_text("utf-8"))["files"]
-    return {entry["path"]: entry["sha256"] for entry in listed}
-
-
 def is_placeholder(text: str) -> bool:
     """A reply text with no words: an empty call list or a no-call placeholder."""
     body = TOOL_CALL_TAG.sub("", ROLE_WORD.sub("", text, count=1)).strip()
@@ -236,8 +229,7 @@ def model_replies(model: str, cases: dict[str, Case], sha: dict[str, str]
     path = find_files(PANEL / "result" / model, "result")[CATEGORY]
     name = path.relative_to(PUBLISHED).as_posix()
     digest = sha256_file(path)
-    if digest != sha.get(name):
-        raise SystemExit(f"{name}: sha256 {digest}, PROVENANCE.yaml says {sha.get(name)}")
+    check_sha256(name, digest, sha.get(name))
     mode = "fc" if model.endswith("-FC") else "prompt"
     replies, excluded = [], []
     for entry in read_results(path, CATEGORY).values():
@@ -271,7 +263,7 @@ def population(wheel: Path = WHEEL) -> tuple[list[Reply], dict[str, list[tuple[s
     """Every recorded reply of every panel model (models sorted), and the excluded records
     per model."""
     cases = {case.id: case for case in load_cases(BfclRelease(wheel), CATEGORY)}
-    sha = provenance()
+    sha = shipped_sha256(PUBLISHED)
     replies: list[Reply] = []
     excluded: dict[str, list[tuple[str, str]]] = {}
     for model in model_folders(PANEL):

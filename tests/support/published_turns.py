@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tests.confirm.published import PUBLISHED, files
 from tests.support.corpus_merge import merged
+from tests.support.shipped import check_sha256, shipped_sha256
 from toolcalib.benchmarks.tau2.environment import tool_schemas
 from toolcalib.benchmarks.tau2.loop import GREETING
-from toolcalib.benchmarks.tau2.published import read_run, simulation_turns
 from toolcalib.benchmarks.tau2.release import WHEEL_FILE, Tau2Release
+from toolcalib.benchmarks.tau2.results import read_run
+from toolcalib.benchmarks.tau2.turns import simulation_turns
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TURNS = DATA / "published_turns.jsonl"
@@ -103,18 +103,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def provenance() -> dict[str, str]:
-    """Results file (relative to `data/published/tau2/`) -> its shipped sha256."""
-    listed = yaml.safe_load((PUBLISHED / "PROVENANCE.yaml").read_text("utf-8"))["files"]
-    return {entry["path"]: entry["sha256"] for entry in listed}
-
-
 def turns_of(path: Path, sha256: str) -> list[Turn]:
     """Every agent turn of one results file but τ²'s greeting, in file order."""
     name = path.relative_to(PUBLISHED).as_posix()
     run = read_run(path)
-    if run.sha256 != sha256:
-        raise SystemExit(f"{name}: sha256 {run.sha256}, PROVENANCE.yaml says {sha256}")
+    check_sha256(name, run.sha256, sha256)
     found = []
     for number, sim in enumerate(run.simulations):
         traces, _, _ = simulation_turns(sim, f"{name}: simulation {number}", None)
@@ -157,7 +150,7 @@ def sample(turns: list[Turn], rounds: dict[str, int]) -> list[Turn]:
 
 def population() -> list[Turn]:
     """Every agent turn of every shipped results file, files sorted by path."""
-    sha = provenance()
+    sha = shipped_sha256(PUBLISHED)
     return [turn for path in files()
             for turn in turns_of(path, sha[path.relative_to(PUBLISHED).as_posix()])]
 

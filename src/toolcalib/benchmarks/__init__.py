@@ -191,6 +191,16 @@ class ImportedRun:
     where the format records none."""
 
 
+def published_name(path: Path, root: Path) -> str:
+    """A published run's file as its records and identity name it (`Published.file`, the keys
+    of `ImportedRun.identity`'s `files`, the import's per-file counts): its path relative to
+    the run's `path` (`root`), or the whole path where it lies outside (BFCL's `score_path`)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def every_file(path: str | Path) -> list[str]:
     """A file itself, or every file under a folder, sorted."""
     root = Path(path)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcalib.benchmarks import ImportedRun
+from toolcalib.benchmarks import ImportedRun, published_name
 from toolcalib.benchmarks.bfcl.normalize import data_file
 from toolcalib.benchmarks.bfcl.release import MISS_FUNC_MESSAGE, BfclRelease
 from toolcalib.benchmarks.bfcl.replay import RecordedRun
@@ -123,16 +123,9 @@ def summary(score: ScoreFile | None, root: Path, note: str | None = None) -> dic
     if score is None:
         return {"file": None, "accuracy": None, "correct_count": None, "total_count": None,
                 "source": note or "no score file"}
-    return {"file": _relative(score.path, root), "accuracy": score.accuracy,
+    return {"file": published_name(score.path, root), "accuracy": score.accuracy,
             "correct_count": score.correct, "total_count": score.total,
             "source": "score file summary" + ("" if score.per_case else " only")}
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def import_category(source: str | Path, options: ReplayOptions, name: str, category: str,
@@ -163,7 +156,7 @@ def import_category(source: str | Path, options: ReplayOptions, name: str, categ
     selected = {case.id for case in cases}
     excluded: dict[str, str] = {}
     records: list[Published] = []
-    file = _relative(results[category], root)
+    file = published_name(results[category], root)
     digest = identity["files"][file]
     for entry in entries.values():
         reason = "not a case of the pinned release" if entry.case_id not in questions else \
@@ -221,7 +214,7 @@ def _identity(options: ReplayOptions, results: Mapping[str, Path], scores: Mappi
               root: Path, source: str | Path) -> dict[str, Any]:
     """What identifies the run: the model folder, its result and score files (sha256) and the
     release they are checked against."""
-    files = {_relative(path, root): sha256_file(path)
+    files = {published_name(path, root): sha256_file(path)
              for path in sorted([*results.values(), *scores.values()])}
     release = Path(source)
     return {"backend": "replay", "model": options.model, "format": options.format or "auto",

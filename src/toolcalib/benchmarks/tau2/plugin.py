@@ -24,11 +24,12 @@ from toolcalib.benchmarks.tau2.gold import DEFAULT_CASES, Tau2Cases, Tau2Gold
 from toolcalib.benchmarks.tau2.loop import Tau2Loop, conversation
 from toolcalib.benchmarks.tau2.normalize import normalize_tasks
 from toolcalib.benchmarks.tau2.policies import POLICIES
-from toolcalib.benchmarks.tau2.published import import_category, recorded_agreement
+from toolcalib.benchmarks.tau2.published import import_category
 from toolcalib.benchmarks.tau2.release import DOMAINS, Tau2Release, check_domain
 from toolcalib.benchmarks.tau2.score import gold_hashes, score_trajectory
 from toolcalib.benchmarks.tau2.structural import structural_hits
 from toolcalib.benchmarks.tau2.user import LlmUser, ReferenceUser, User
+from toolcalib.benchmarks.tau2.verify import recorded_agreement
 from toolcalib.benchmarks.tau2.writes import write_contexts
 from toolcalib.jsonio import InputError, RecordIndex, dumps, sha256_bytes
 from toolcalib.records import MODEL_OUTCOMES, Case, Message, ReadAlone, ToolCall, Trajectory

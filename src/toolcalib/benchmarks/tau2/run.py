@@ -1,4 +1,4 @@
-"""One τ² results file as read (`published.read_run`): what its import, its pairing
+"""One τ² results file as read (`results.read_run`): what its import, its pairing
 (`pairing`) and its trials (`trials`) read of it."""
 
 from __future__ import annotations
