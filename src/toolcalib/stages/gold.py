@@ -8,7 +8,8 @@ from toolcalib.records import Case
 from toolcalib.stages import Arg, log
 
 
-def known_gold(bench: Benchmark[Any, Any, Any], source: str, cases: str, gold: str) -> dict[str, Any]:
+def known_gold(bench: Benchmark[Any, Any, Any], source: str, cases: str,
+               gold: str) -> dict[str, Any]:
     """`gold_key` -> gold row of already executed cases (a release's own, for a published
     run's embedded copies of its tasks)."""
     rows = bench.read_gold(gold)
