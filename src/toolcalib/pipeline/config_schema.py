@@ -127,7 +127,8 @@ class WorkflowConfig(StrictModel):
     """Hand-labelled write contexts the judge's confirm verdict is validated on."""
     benchmarks: dict[str, Any] = Field(min_length=1)
     """One section per benchmark (`benchmarks.CONFIGS`; a null one is dropped first)."""
-    pairs: list[Pair] | None = None
+    pairs: list[Pair] = Field(default_factory=list)
+    """None by default (not filled in: `common.smk` reads a missing list as empty)."""
     models: list[ModelEntry] = Field(min_length=1)
 
 
