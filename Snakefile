@@ -16,11 +16,11 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-# The whole config (backend options, benchmark sections, variants, judge; a published-results
+# The whole config, against the schema generated from its typed records (backend options, benchmark sections, variants, judge; a published-results
 # folder of many models made one model each first) before any job: the first error is one
 # line naming its config file(s), the field and what is allowed.
 try:
-    check_config(config, workflow_layers(workflow), "workflow/schemas/config.schema.yaml")
+    check_config(config, workflow_layers(workflow))
 except ConfigError as error:
     sys.exit(str(error))
 

@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-STAGE = ("import sys, toolcalib.stages.report as stage; from toolcalib.jsonio import InputError\n"
+STAGE = ("import functools, sys, toolcalib.stages.report as stage\n"
+         "from toolcalib.jsonio import InputError\n"
+         "@functools.wraps(stage.run)\n"  # its arguments: the stage's
          "def run(**_): {raise_}\n"
          "stage.run = run\n"
          "from toolcalib.cli import main\n"
@@ -32,3 +34,19 @@ def test_a_bug_shows_its_traceback_and_status_1(bug: str) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("Traceback (most recent call last):")
     assert "toolcalib report: error" not in done.stderr
+
+
+def test_every_command_of_the_table_has_its_parser() -> None:
+    """A stage's options are its `run`'s parameters, read from its signature; a tool's are its
+    own (it gets the rest of the command line)."""
+    import inspect
+
+    from toolcalib.cli import COMMANDS, _stage, build_parser, command_parser
+
+    listed = build_parser().format_help()
+    for name, command in COMMANDS.items():
+        assert name in listed
+        assert (command.stage is None) != (command.main is None)
+        if command.stage is not None:
+            options = {a.dest for a in command_parser(name)._actions if a.dest != "help"}
+            assert options == set(inspect.signature(_stage(command)).parameters)

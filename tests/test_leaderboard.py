@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from toolcalib.cli import build_parser
+from toolcalib.cli import command_parser
 from toolcalib.jsonio import InputError, atomic_write_bytes
 from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.leaderboard import (
@@ -196,10 +196,10 @@ def test_aggregation_writes_it_beside_the_tables_it_reads(tmp_path: Path) -> Non
     path = write_leaderboard(tmp_path, recorded)
     assert path.read_bytes() == leaderboard_csv(leaderboard_rows(triples, per_case, published,
                                                                  recorded))
-    args = build_parser().parse_args(["aggregate", "--actions", "a", "--runs", "r",
+    args = command_parser("aggregate").parse_args(["--actions", "a", "--runs", "r",
                                       "--recorded", "x.recorded.json", "--out-dir", "o"])
     assert args.recorded == ["x.recorded.json"]
-    args = build_parser().parse_args(["aggregate", "--actions", "a", "--runs", "r",
+    args = command_parser("aggregate").parse_args(["--actions", "a", "--runs", "r",
                                       "--out-dir", "o"])
     assert list(args.recorded) == []
 

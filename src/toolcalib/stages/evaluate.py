@@ -14,7 +14,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
-from typing import Any
+from typing import Annotated, Any
 
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.classify.choose import choose_profile
@@ -31,7 +31,7 @@ from toolcalib.metrics.rows import (
     jsonl_bytes,
     triple_rows,
 )
-from toolcalib.stages import log
+from toolcalib.stages import Arg, JudgeSpec, JudgeStore, log
 from toolcalib.verdicts import Score
 
 SCORE_COLUMNS = list(Score.__struct_fields__)
@@ -68,10 +68,16 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def run(profile: str, benchmark: str, source: str, cases: Sequence[str], gold: Sequence[str],
-        trajectories: Sequence[str], actions: Sequence[str], scores: Sequence[str],
-        per_case: str, triples: str, judge_spec: str | None = None,
-        store: str | None = None) -> None:
+def run(profile: Annotated[str, Arg("classifier profile")], benchmark: str,
+        source: Annotated[str, Arg("the downloaded release")],
+        cases: Annotated[Sequence[str], Arg("one file per category")],
+        gold: Annotated[Sequence[str], Arg("per category, as --cases")],
+        trajectories: Annotated[Sequence[str], Arg("per category, as --cases")],
+        actions: Annotated[Sequence[str], Arg("out: per category, as --cases")],
+        scores: Annotated[Sequence[str], Arg("out: per category, as --cases")],
+        per_case: Annotated[str, Arg("out: the run's per-case table (JSON lines)")],
+        triples: Annotated[str, Arg("out: the run's triples (CSV)")],
+        judge_spec: JudgeSpec = None, store: JudgeStore = None) -> None:
     """Per category i: `cases[i]`, `gold[i]`, `trajectories[i]` -> `actions[i]`, `scores[i]`;
     then the run's `per_case` table and its `triples` over all of them. `judge_spec`, `store`:
     the judge model and the response store, for profile `judge`."""

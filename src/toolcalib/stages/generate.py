@@ -14,7 +14,7 @@ non-cacheable backend's error (a replay's recorded error: a rerun would answer t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend
@@ -27,7 +27,7 @@ from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.progress import Progress
 from toolcalib.records import Case, Trajectory
-from toolcalib.stages import log
+from toolcalib.stages import Arg, CaseIds, Limit, json_object, log
 from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant, refusal
 
@@ -46,10 +46,17 @@ class RequestsFailed(RuntimeError):
     exit_status = 1
 
 
-def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, out: str,
-        limit: int | None = None, store: str | None = None, explain_misses: int = 3,
-        case_ids: list[str] | None = None, benchmark_options: dict[str, Any] | None = None,
-        user_spec: str | None = None) -> None:
+def run(model_spec: Annotated[str, Arg("JSON: {name, backend, options}")], variant: str,
+        benchmark: str, cases: str, source: str, out: str, limit: Limit = None,
+        store: Annotated[str | None, Arg("response store folder (cacheable backends)")] = None,
+        explain_misses: Annotated[int, Arg("log why the first N store misses missed (which "
+                                           "key part differs)")] = 3,
+        case_ids: CaseIds = None,
+        benchmark_options: Annotated[dict[str, Any] | None, Arg(
+            "JSON: the loop's fields of the benchmark's config section (τ²: user, max_steps, "
+            "max_errors)", json_object)] = None,
+        user_spec: Annotated[str | None, Arg("JSON, as --model-spec: the model playing a "
+                                             "simulated user")] = None) -> None:
     """`benchmark_options`: the loop's fields of the benchmark's config section (its
     `loop_settings`); `user_spec`: the model playing a simulated user (JSON, as `model_spec`),
     if not the reference user. A reference policy answers as the benchmark means it where it
@@ -85,6 +92,8 @@ def run(model_spec: str, variant: str, benchmark: str, cases: str, source: str, 
                                   user=user))
     players = (("", backend), ("user simulator: ", user))
     for who, used in players:
+        if used is None:
+            continue
         if isinstance(used, StoredBackend):
             log(f"{label}: {who}{used.misses} model calls, {used.hits} answers from the store, "
                 f"{used.errors} failed requests (not stored)")

@@ -1,14 +1,15 @@
 """Stage: execute every case's ground truth once (model-independent)."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from toolcalib.benchmarks import Benchmark, get_benchmark
 from toolcalib.jsonio import read_records, write_jsonl
 from toolcalib.records import Case
-from toolcalib.stages import log
+from toolcalib.stages import Arg, log
 
 
-def known_gold(bench: Benchmark, source: str, cases: str, gold: str) -> dict[str, Any]:
+def known_gold(bench: Benchmark[Any, Any, Any], source: str, cases: str,
+               gold: str) -> dict[str, Any]:
     """`gold_key` -> gold row of already executed cases (a release's own, for a published
     run's embedded copies of its tasks)."""
     rows = bench.read_gold(gold)
@@ -17,7 +18,10 @@ def known_gold(bench: Benchmark, source: str, cases: str, gold: str) -> dict[str
 
 
 def run(benchmark: str, cases: str, source: str, out: str,
-        known_cases: str | None = None, known: str | None = None) -> None:
+        known_cases: Annotated[str | None, Arg(
+            "cases already executed (with --known): a case of the same task takes its gold "
+            "row instead of executing again")] = None,
+        known: Annotated[str | None, Arg("the gold of --known-cases")] = None) -> None:
     bench = get_benchmark(benchmark)
     index = {} if known_cases is None or known is None else \
         known_gold(bench, source, known_cases, known)

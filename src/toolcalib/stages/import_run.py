@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import ImportedRun, get_benchmark, settings
@@ -41,7 +41,7 @@ from toolcalib.metrics.published import (
 )
 from toolcalib.metrics.rows import jsonl_bytes
 from toolcalib.records import MODEL_OUTCOMES, Case
-from toolcalib.stages import log
+from toolcalib.stages import Arg, CaseIds, Limit, json_object, log
 from toolcalib.stages.generate import select
 
 SUMMARY_FIELDS = ("file", "accuracy", "correct_count", "total_count", "source")
@@ -55,12 +55,25 @@ def say(message: str) -> None:
     print(message, file=sys.stdout, flush=True)
 
 
-def run(model_spec: str, benchmark: str, category: str, source: str, out: str,
-        out_cases: str, out_records: str, out_recorded: str, cases: str | None = None,
-        limit: int | None = None,
-        case_ids: list[str] | None = None,
-        benchmark_options: dict[str, Any] | None = None,
-        out_status: str | None = None) -> None:
+def run(model_spec: Annotated[str, Arg("JSON: {name, backend: replay, options}")],
+        benchmark: str, category: str,
+        source: Annotated[str, Arg("the downloaded release")],
+        out: Annotated[str, Arg("out: the trajectories (JSON lines)")],
+        out_cases: Annotated[str, Arg("out: the cases scored (JSON lines)")],
+        out_records: Annotated[str, Arg("out: every record read, with its provenance (JSON "
+                                        "lines)")],
+        out_recorded: Annotated[str, Arg("out: the run's own headline for the category, as "
+                                         "recorded (JSON)")],
+        cases: Annotated[str | None, Arg(
+            "the release's cases of the category (benchmarks whose results files do not "
+            "embed theirs: BFCL)")] = None,
+        limit: Limit = None, case_ids: CaseIds = None,
+        benchmark_options: Annotated[dict[str, Any] | None, Arg(
+            "JSON: the benchmark config section's own settings", json_object)] = None,
+        out_status: Annotated[str | None, Arg(
+            "out: the import's status (JSON: records per file by fate, or why it failed); bad "
+            "input is then recorded there, the other outputs written empty, exit 0 (the "
+            "workflow's rule), instead of stopping (exit 2)")] = None) -> None:
     """`cases`: the release's cases of `category` (selected by `limit` / `case_ids`), for a
     benchmark whose results files do not embed their own; `out_status`: where the import's
     status goes (and where bad input is recorded instead of stopping: see the module)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import polars as pl
 
@@ -25,12 +26,19 @@ from toolcalib.metrics.published import (
 from toolcalib.metrics.rows import CASES
 from toolcalib.metrics.triples import TRIPLE_SCHEMA
 from toolcalib.report import ReportTables, build_report
-from toolcalib.stages import log
+from toolcalib.stages import Arg, log
 
 
-def run(metrics_dir: str, out_dir: str, validation: str | None = None,
-        policies: str | None = None, validation_summary: str | None = None,
-        imports: Sequence[str] = ()) -> None:
+def run(metrics_dir: str, out_dir: str,
+        validation: Annotated[str | None, Arg("classifier validation table (CSV)")] = None,
+        policies: Annotated[str | None, Arg(
+            "JSON: the reference policies' model names and kinds (default: models named "
+            "policy-<kind>)")] = None,
+        validation_summary: Annotated[str | None, Arg(
+            "classifier validation summary per profile and source (CSV)")] = None,
+        imports: Annotated[Sequence[str], Arg(
+            "the published runs' import statuses (import-run --out-status): the failed ones "
+            "are listed first")] = ()) -> None:
     """Every table is read with its schema: one with no row (no scored case anywhere, no
     variant) or with a column of nulls only (no cell with n > 0) keeps its types. `policies`:
     JSON object, reference policy model name -> policy kind (the self-check's invariants);

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.judge import JudgeProfile
 from toolcalib.classify.validation import render_markdown, validation_frames
 from toolcalib.jsonio import atomic_write_bytes
-from toolcalib.stages import log
+from toolcalib.stages import Arg, JudgeSpec, JudgeStore, log
 
 
-def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: str | None = None,
-        store: str | None = None, sources: Sequence[str] | None = None) -> None:
+def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: JudgeSpec = None,
+        store: JudgeStore = None,
+        sources: Annotated[Sequence[str] | None, Arg(
+            "only the corpus rows of these sources (e.g. published-heldout)")] = None) -> None:
     """`judge_spec` and `store`: the judge model and the response store, for profile `judge`;
     `sources`: only the corpus rows of these sources (all rows when None)."""
     chosen = [choose_profile(name, judge_spec, store) for name in profiles]

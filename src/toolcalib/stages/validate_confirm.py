@@ -15,11 +15,11 @@ from toolcalib.classify.confirm_validation import (
 )
 from toolcalib.jsonio import atomic_write_bytes
 from toolcalib.metrics.rows import csv_bytes
-from toolcalib.stages import log
+from toolcalib.stages import JudgeSpec, JudgeStore, log
 
 
-def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: str | None = None,
-        store: str | None = None) -> None:
+def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: JudgeSpec = None,
+        store: JudgeStore = None) -> None:
     """`judge_spec` and `store`: the judge model and the response store, for profile `judge`."""
     chosen = [choose_profile(name, judge_spec, store) for name in profiles]
     started = time.monotonic()
