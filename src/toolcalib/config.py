@@ -90,7 +90,7 @@ def parse_spec(model: type[Options], text: str, origin: str) -> Options:
         raise InputError(f"{origin}: not valid JSON ({exc.msg})") from exc
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InputError(f"{origin}: field '{field_path(dict(first))}': {first['msg']}") from exc
+        raise InputError(f"{origin}: field '{field_path(first)}': {first['msg']}") from exc
 
 
 def model_options(options_model: type[Options], spec: ModelSpec) -> Options:
@@ -99,5 +99,5 @@ def model_options(options_model: type[Options], spec: ModelSpec) -> Options:
         return options_model.model_validate(spec.options)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InputError(f"model '{spec.name}': option '{field_path(dict(first))}': "
+        raise InputError(f"model '{spec.name}': option '{field_path(first)}': "
                          f"{first['msg']}") from None
