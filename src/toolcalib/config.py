@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any, TypeVar, cast
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolcalib.jsonio import InputError, field_path
 
@@ -24,44 +24,38 @@ class StrictModel(BaseModel):
 Options = TypeVar("Options", bound=BaseModel)
 
 
-class ReleaseConfig(StrictModel):
+class ReleaseConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The fields every `benchmarks.<name>` config section shares: the pinned release wheel,
-    fetched by name and checked by hash (`fetch`). A benchmark's config model extends it with
-    its `categories` (the ones it knows) and options of its own."""
+    fetched by name and checked by hash (`fetch`). Strict and immutable as `records.Record` is,
+    not one (the `model` stage imports this module and needs no records). A benchmark's config
+    record extends it with its `categories` (the ones it knows) and the fields of its settings
+    records (`with_settings`); the config schema is generated from it (`config_schema`)."""
 
     package: str
     """The package the release wheel is fetched as (`fetch`), e.g. `bfcl-eval`."""
     version: str
-    file: str = Field(pattern=r"^[^/]+\.whl$")
+    file: Annotated[str, msgspec.Meta(pattern=r"^[^/]+\.whl$")]
     """The wheel's file name under `results/raw/<benchmark>/`."""
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-
-
-BOUNDS = ("ge", "gt", "le", "lt")
-"""The bounds of a settings record's field (`msgspec.Meta`) its config field keeps."""
+    sha256: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 
 
 def with_settings(name: str, base: type[ReleaseConfig],
                   *settings: type[msgspec.Struct]) -> type[ReleaseConfig]:
-    """A benchmark's config model `name`: `base` and the fields of its settings records (the
-    plugin's, e.g. `Benchmark.loop_settings`), each with the record's type, default and
-    bounds, so that a field is declared once."""
-    fields: dict[str, Any] = {}
-    for record in settings:
-        for info in msgspec.structs.fields(record):
-            kind, bounds = info.type, {}
-            if get_origin(kind) is Annotated:
-                kind, *metas = get_args(kind)
-                bounds = {key: getattr(meta, key) for meta in metas for key in BOUNDS
-                          if getattr(meta, key) is not None}
+    """A benchmark's config record `name`: `base` and the fields of its settings records (the
+    plugin's, e.g. `Benchmark.loop_settings`) as they declare them (type, bounds, default), so
+    that a field is declared once."""
+    fields: list[Any] = []
+    for kind in settings:
+        for info in msgspec.structs.fields(kind):
             if info.default is not msgspec.NODEFAULT:
-                bounds["default"] = info.default
+                fields.append((info.name, info.type, info.default))
             elif info.default_factory is not msgspec.NODEFAULT:
-                bounds["default_factory"] = info.default_factory
-            fields[info.name] = (kind, Field(**bounds))
-    model: type[ReleaseConfig] = create_model(name, __base__=base, __module__=base.__module__,
-                                              **fields)
-    return model
+                fields.append((info.name, info.type,
+                               msgspec.field(default_factory=info.default_factory)))
+            else:
+                fields.append((info.name, info.type))
+    return cast("type[ReleaseConfig]", msgspec.defstruct(
+        name, fields, bases=(base,), module=base.__module__, frozen=True, kw_only=True))
 
 
 class ModelSpec(StrictModel):

@@ -32,8 +32,8 @@ here and one in `CONFIGS`."""
 CONFIGS: Registry[type[ReleaseConfig]] = Registry("benchmark", {
     "bfcl": "toolcalib.benchmarks.bfcl.config:BfclConfig",
     "tau2": "toolcalib.benchmarks.tau2.config:Tau2Config"})
-"""Benchmark name -> the model of its `benchmarks.<name>` config section (`module:class`): the
-config schema is generated from it."""
+"""Benchmark name -> the record of its `benchmarks.<name>` config section (`module:class`, a
+msgspec struct): the config schema is generated from it."""
 
 
 class CaseSettings(Record, frozen=True, kw_only=True):

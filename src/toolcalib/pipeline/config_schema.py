@@ -4,9 +4,10 @@ The schema is generated, each field declared once: the top level and a model ent
 records below (`WorkflowConfig`; a model entry is the `config.ModelSpec` the stages receive plus
 the fields saying what it runs, its `source` the `models.ModelSource` the `model` stage reads),
 `models[*].backend` one of the registered backends, `benchmarks.<name>` the benchmark's config
-model (`benchmarks.CONFIGS`), the variants those of `variants.VARIANTS`. Each model's `options`
-are validated once, against the JSON schema of its backend's options model (`backends.OPTIONS`:
-unknown options are errors), as the backend receives them (`model_dir` filled from `source`).
+record (`benchmarks.CONFIGS`, a msgspec struct: `msgspec.json.schema_components`), the variants
+those of `variants.VARIANTS`. Each model's `options` are validated once, against the JSON
+schema of its backend's options model (`backends.OPTIONS`: unknown options are errors), as the
+backend receives them (`model_dir` filled from `source`).
 What one schema cannot say is checked after it: model names that collide once escaped into DVC stage
 names or compared case-insensitively, the judge naming a model that is not in `models` (or a
 policy), a
@@ -30,8 +31,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
+import msgspec
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import relevance
 from pydantic import BaseModel, Field
@@ -137,18 +139,36 @@ FILLED = ("options", "batch_size")
 omits them (a model's identity holds only what the config sets, the options' defaults not)."""
 
 
+def strip(node: Any) -> Any:
+    """A generated JSON schema without its titles and defaults (the errors name fields by
+    path, and the workflow fills `FILLED` alone)."""
+    if isinstance(node, dict):
+        return {key: ({name: strip(sub) for name, sub in value.items()}
+                      if key == "properties" else strip(value))
+                for key, value in node.items() if key not in ("title", "default")}
+    return [strip(item) for item in node] if isinstance(node, list) else node
+
+
 def generated(model: type[BaseModel], title: str | None = None) -> dict[str, Any]:
-    """`model`'s JSON schema without pydantic's titles and defaults (the errors name fields by
-    path, and the workflow fills `FILLED` alone), titled `title` if given."""
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {key: ({name: strip(sub) for name, sub in value.items()}
-                          if key == "properties" else strip(value))
-                    for key, value in node.items() if key not in ("title", "default")}
-        return [strip(item) for item in node] if isinstance(node, list) else node
+    """`model`'s JSON schema, `strip`ped, titled `title` if given."""
     schema: dict[str, Any] = strip(model.model_json_schema())
     if title is not None:
         schema["title"] = title
+    return schema
+
+
+def declared_order(record: type[msgspec.Struct], schema: dict[str, Any]) -> dict[str, Any]:
+    """`record`'s generated `schema` with the values of each `Literal` field (or list of one) in
+    the order the `Literal` declares them, as strings (msgspec sorts them and leaves the type
+    out), so that an error lists them as the code does."""
+    def bare(kind: Any) -> Any:
+        return bare(get_args(kind)[0]) if get_origin(kind) is Annotated else kind
+    for info in msgspec.structs.fields(record):
+        node, kind = schema["properties"][info.encode_name], bare(info.type)
+        if get_origin(kind) is list:
+            node, kind = node["items"], bare(get_args(kind)[0])
+        if get_origin(kind) is Literal and all(isinstance(v, str) for v in get_args(kind)):
+            node.update(enum=list(get_args(kind)), type="string")
     return schema
 
 
@@ -163,8 +183,15 @@ def config_schema() -> dict[str, Any]:
     schema = generated(WorkflowConfig)
     benchmarks = schema["properties"]["benchmarks"]
     benchmarks["additionalProperties"] = False
-    benchmarks["properties"] = {name: generated(CONFIGS.load(name), f"benchmark '{name}'")
-                                for name in sorted(CONFIGS)}
+    names = sorted(CONFIGS)
+    sections, defs = msgspec.json.schema_components([CONFIGS.load(name) for name in names],
+                                                    ref_template="#/$defs/{name}")
+    benchmarks["properties"] = {}
+    for name, section in zip(names, sections, strict=True):  # each `{"$ref": ...}`: inlined
+        record = defs.pop(section["$ref"].rsplit("/", 1)[1])
+        benchmarks["properties"][name] = {**declared_order(CONFIGS.load(name), strip(record)),
+                                          "title": f"benchmark '{name}'"}
+    schema.setdefault("$defs", {}).update(strip(defs))
     return schema
 
 

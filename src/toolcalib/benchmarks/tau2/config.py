@@ -1,12 +1,12 @@
 """The `benchmarks.tau2` config section: the pinned τ² release, the domains, which tasks are
 `ask` gold, the simulated user and τ²'s limits (the config schema is generated from this
-model)."""
+record)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.benchmarks.tau2.gold import Tau2Cases
 from toolcalib.benchmarks.tau2.loop import Tau2Loop
@@ -14,9 +14,9 @@ from toolcalib.benchmarks.tau2.release import DOMAINS
 from toolcalib.config import ReleaseConfig, with_settings
 
 
-class Tau2Section(ReleaseConfig):
-    categories: list[Literal[DOMAINS]] = Field(  # type: ignore[valid-type]
-        json_schema_extra={"uniqueItems": True})
+class Tau2Section(ReleaseConfig, frozen=True, kw_only=True):
+    categories: Annotated[list[Literal[DOMAINS]],  # type: ignore[valid-type]
+                          Meta(extra_json_schema={"uniqueItems": True})]
     """The domains to run (none: τ² does not run, e.g. in an overlay about BFCL only)."""
 
 
