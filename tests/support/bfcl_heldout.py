@@ -1,4 +1,4 @@
-"""The BFCL irrelevance draws (issue 41; `RULES`): held-out `bfcl-heldout-v1` and `-v2`, and
+"""The BFCL irrelevance draws (issue 41; `RULES`): held-out `bfcl-heldout-v1`, `-v2` and `-v3`, and
 `bfcl-dev-v1` to write rules on. Replies of the published leaderboard panel
 (`data/published/bfcl/bfcl-result-2025-12-16/`, `PROVENANCE.yaml`), drawn before any rule is
 changed on them and labelled later against `tests/data/bfcl_heldout_rubric.md` (held-out
@@ -8,7 +8,7 @@ draws blind, by two readers; `dev` by one). Run by hand (not a test):
     python -m tests.support.bfcl_heldout parts RULE [FOLDER]  # parts (/tmp/bfcl_heldout/RULE)
     python -m tests.support.bfcl_heldout merge RULE   # its labelled rows into the corpus
 
-RULE is `v1`, `v2` or `dev`.
+RULE is `v1`, `v2`, `v3` or `dev`.
 
 The selection rule, fixed before any reply was read for labelling (no classifier runs here):
 
@@ -29,7 +29,7 @@ The selection rule, fixed before any reply was read for labelling (no classifier
   the empty text). `text`: every
   other reply (call attempts that decode to nothing, i.e. `malformed`, included).
 - **Disjoint.** A rule never takes a reply an earlier rule (`Rule.after`) took: `v2` leaves
-  out `v1`'s rows, `dev` both.
+  out `v1`'s rows, `dev` both, `v3` all three.
 - **Quota.** `per_model` rows per model: up to `call_quota` calls and `empty_quota` empties,
   texts for the rest (a kind that falls short gives its quota to text); where texts fall short
   too, the model's further calls, then its further empties, fill its `per_model`.
@@ -133,10 +133,12 @@ RULES = {
     "v2": Rule("bfcl-heldout-v2", "bfcl-heldout-2", "bfcl_heldout2", 20261207, 23, 6, 3, 3,
                ("v1",)),
     "dev": Rule("bfcl-dev-v1", "bfcl-dev", "bfcl_dev", 20261208, 20, 1, 1, 2, ("v1", "v2")),
+    "v3": Rule("bfcl-heldout-v3", "bfcl-heldout-3", "bfcl_heldout3", 20261209, 23, 6, 3, 3,
+               ("v1", "v2", "dev")),
 }
-"""`v1` and `v2` are held out (labelled blind by two readers before any rule is scored on
-them); `dev` is drawn to write rules on (one reader), so its figure is never independent.
-The three never share a reply."""
+"""`v1`, `v2` and `v3` are held out (labelled blind by two readers before any rule is scored
+on them); `dev` is drawn to write rules on (one reader), so its figure is never independent.
+No two share a reply."""
 
 
 @dataclass(frozen=True)
