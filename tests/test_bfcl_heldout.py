@@ -101,6 +101,10 @@ FROZEN = {
         "22245005fb4caec9dfeac0cc03ab96b0c26d9260211db63bc128b2e19aa453f9",
     "bfcl_heldout3_turns.jsonl":
         "6697a6bc7ac74d9b2e2fdce8ba5532635a3642f648253c2e9eeeec470a3a3620",
+    "bfcl_heldout3_reader_labels.jsonl":
+        "6a769579b4fe3fbb09842d73a80c2056d284d524f42796d3e85ef2895f00c4ac",
+    "bfcl_heldout3_labels.jsonl":
+        "b9024a41610ac243086849acec02a4fcde8c36310ab516eab424c0c278a5b564",
 }
 """The held-out draws, their rubric, both readers' blind labels and the adjudicated labels,
 frozen before any classifier scored them (`v2`: before any rule of the version it tests was
@@ -114,7 +118,7 @@ def test_the_draw_its_rubric_and_labels_are_frozen() -> None:
         assert hashlib.sha256((bh.DATA / name).read_bytes()).hexdigest() == sha256, name
 
 
-@pytest.mark.parametrize(("name", "agreed"), [("v1", 408), ("v2", 412)])
+@pytest.mark.parametrize(("name", "agreed"), [("v1", 408), ("v2", 412), ("v3", 413)])
 def test_every_row_has_two_blind_labels_and_one_decided_label(name: str, agreed: int) -> None:
     rule = bh.RULES[name]
     turns = [row["id"] for row in bh.read_jsonl(rule.turns)]
@@ -136,7 +140,7 @@ def test_the_corpus_holds_the_draws_with_their_labels_and_contexts(panel) -> Non
     corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
     for rule in bh.RULES.values():
         if rule.name == "bfcl-heldout-v3":
-            continue  # drawn and frozen; its blind labels are being read
+            continue  # labelled and frozen; merged into the corpus once version 10 is final
         rows = bh.corpus_rows(rule, bh.sample(rule, panel[0]))
         assert [row for row in corpus if row["source"] == rule.source] == rows, rule.name
         assert rows[0]["context"]["user"] and rows[0]["context"]["tools"]
