@@ -236,6 +236,13 @@ def test_every_tool_lacks_cue_has_an_example() -> None:
          "default:other:statement"),
         ("The function calls do not include a triangle tool, I will answer myself: 25.",
          "default:other:statement"),
+        # cue version 10
+        ("The provided tool may not be suitable for solving equations.",
+         "default:refuse:tool_not_for"),
+        ("The provided tool deals the cards but does not keep track of hearts.",
+         "default:refuse:tool_does_not"),
+        ("The provided tool retrieves game results, not player rosters.",
+         "default:refuse:tool_rather_than"),
     ],
 )
 def test_the_available_function_names_the_offered_tools(text: str, expected: str) -> None:

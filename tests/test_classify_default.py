@@ -295,6 +295,35 @@ CASES = [
     # an alternative is no answer
     ("I cannot provide a favorite restaurant. However, I can suggest some popular ones: ...",
      "default:refuse:first_person"),
+    # cue version 10
+    ("I'm sorry, I don't have information about last night's game.",
+     "default:refuse:no_information"),
+    ("My current capabilities are limited to computing loan payments.",
+     "default:refuse:capabilities_limited"),
+    ("I'm not aware of any function that can book a table.", "default:refuse:not_aware_of_tool"),
+    ("This question is not answerable using the available tools.",
+     "default:refuse:not_answerable"),
+    ("I currently do not have real-time access to stock prices.", "default:refuse:no_real_time"),
+    ("I don't have the ability to browse. However, I can provide you with a general list of "
+     "ingredients.", "default:other:i_can_tell_you"),
+    ("No function covers diets. For general guidance, adults need two servings.",
+     "default:other:general_guidance"),
+    ("No function computes areas. The area of the square is 16 square meters.",
+     "default:other:stated_value"),
+    ("The electron's mass is not available through the tools. The mass of an electron is "
+     "approximately 9.1e-31 kg.", "default:other:stated_value"),
+    # an answer after the last inability only
+    ("I can't compute B. B is found with the formula: x / y. I cannot compute x, though.",
+     "default:refuse:first_person"),
+    ("Squats and lunges work the legs. Would you like nutrition tips for your training?",
+     "default:other:advice_offer"),
+    ("Rodin's works are the best known. Is there anything specific about them you'd like to "
+     "know more about?", "default:other:anything_specific"),
+    ("Here are five airports. Would you like more information about any of these, such as "
+     "their distances?", "default:other:more_details"),
+    ("If you need information about Luther, a library can help.", "default:other:statement"),
+    ('```json\n["area(w=5, h=7)"]\n```', "default:malformed:json_string_calls"),
+    ("ASSISTANT: <tool_call>[]", "default:other:statement"),
 ]
 
 

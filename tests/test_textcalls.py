@@ -197,6 +197,8 @@ def test_malformed(text: str, fmt: str, error: str) -> None:
         "Note: see [the docs](http://x) for details",
         "</tool_call>",
         "<tool_calls> is the tag name",
+        "<tool_call>[]",  # an empty call list in a tag: no call, no attempt
+        "ASSISTANT: <tool_call>[ ]</tool_call>",
     ],
 )
 def test_plain_text_is_none(text: str) -> None:

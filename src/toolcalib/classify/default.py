@@ -37,8 +37,9 @@ a step whose output the record did not keep is unknown: no text to read, in ever
    offers (unless the heading itself offers it: "**What I can do instead:**"). Regret with
    nothing to give is an inability ("I'm sorry, we don't have any nonstop flights that day.").
    An inability followed by the answer given anyway, from what the model knows ("I don't
-   have a tool for that. However, I can share some general knowledge: ...", cues
-   `answer_anyway`), is `other`: the inability is a disclaimer before the answer.
+   have a tool for that. However, I can share some general knowledge: ...", "The area of
+   the square is 16 square meters.", cues `answer_anyway`), is `other`: the inability is a
+   disclaimer before the answer (an answer counts after the last inability only).
    A second-person inability states what the user's request cannot do and refuses ("You cannot
    change the destination when modifying a booking."). A warning to the user ("You can't undo
    this."), a statement of what the model will not do ("I will not add bags unless you ask.";
@@ -297,8 +298,9 @@ class DefaultProfile(Profile):
                 self._optional(s.match) for s, r in zip(sentences, readings, strict=True)
                 if r[0] == "ask"):
             best = ("confirm", ambiguous("confirm", "ask"), confirms[0][2])
+        last = max((i for i, r in enumerate(readings) if r[0] == "refuse"), default=0)
         if best[0] == "refuse" and (answer := next(
-                (r for r in readings[readings.index(refusals[0]) + 1:]
+                (r for r in readings[last + 1:]
                  if r[0] == "other" and r[1] in self.cues["answer_anyway"]), None)):
             return answer  # the refusal is a disclaimer before the answer
         if best[0] == "other":

@@ -4,7 +4,8 @@ Structured API calls are taken as they are. Otherwise the text is read, never ev
 first of these formats that applies:
 
 1. `tag`: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, one or more, anywhere in
-   the text; a missing closing tag is accepted.
+   the text; a missing closing tag is accepted. A tag holding an empty list (`<tool_call>[]`)
+   is an empty call list: it calls nothing and attempts nothing.
 2. `json`: the whole text is JSON calls: `{"name", "arguments" | "parameters"}`, a list of them,
    several of them one after another, `{"function": {...}}` or `{"tool_calls": [...]}`.
 3. `python`: the whole text (optionally fenced) is `f(a=1)`, `[f(a=1), g(b='x')]` or the same
@@ -56,6 +57,7 @@ Status = Literal["none", "ok", "malformed"]
 
 TAG = re.compile(r"<tool_call\b[^<>\n]*>?", re.IGNORECASE)
 TAG_CLOSE = re.compile(r"</tool_call\s*>", re.IGNORECASE)
+EMPTY_LIST = re.compile(r"\[\s*\]")
 FENCE = re.compile(r"```[^`\n]{0,40}\n((?:(?!```).)*)(?:```|\Z)", re.DOTALL)
 """A fenced block (the closing fence may be cut off); the short info string keeps it linear."""
 WHOLE_FENCE = re.compile(r"```[^`\n]{0,40}\n((?:(?!```).)*?)(?:```)?", re.DOTALL)
@@ -172,13 +174,15 @@ def _tags(text: str) -> TextParse:
             return _malformed("tag", f"{where}: unterminated opening tag")
         if not body:
             return _malformed("tag", f"{where}: empty")
+        if EMPTY_LIST.fullmatch(body):
+            continue
         result = _json(body, "tag", attempted=True)
         if result.status == "malformed":
             return _malformed("tag", f"{where}: {result.error}")
         if result.status == "none":
             return _malformed("tag", f"{where}: not a call object")
         calls.extend(result.calls)
-    return TextParse(calls, "ok", format="tag")
+    return TextParse(calls, "ok", format="tag") if calls else NONE
 
 
 def _json(source: str, fmt: str, attempted: bool = False) -> TextParse:
