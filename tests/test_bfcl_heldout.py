@@ -139,8 +139,6 @@ def test_the_corpus_holds_the_draws_with_their_labels_and_contexts(panel) -> Non
     draw: each reply as the harness read it, its decided label, and what the model saw."""
     corpus = [json.loads(line) for line in bh.CORPUS.read_text("utf-8").splitlines()]
     for rule in bh.RULES.values():
-        if rule.name == "bfcl-heldout-v3":
-            continue  # labelled and frozen; merged into the corpus once version 10 is final
         rows = bh.corpus_rows(rule, bh.sample(rule, panel[0]))
         assert [row for row in corpus if row["source"] == rule.source] == rows, rule.name
         assert rows[0]["context"]["user"] and rows[0]["context"]["tools"]

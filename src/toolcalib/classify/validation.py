@@ -11,9 +11,9 @@ turn of a published τ² run, id `<results file stem>:<simulation>:<message>`; i
 `published-heldout`, `published-heldout-2` and `published-heldout-3` (the held-out draws of
 the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_turns.jsonl` and
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it); or
-`bfcl-heldout`, `bfcl-heldout-2` (BFCL irrelevance replies of the leaderboard panel, id
-`<model folder>:<case id>`, `tests/data/bfcl_heldout_turns.jsonl`, `bfcl_heldout2_turns.jsonl`,
-built and merged by `tests/support/bfcl_heldout.py`: frozen and labelled blind by two readers before
+`bfcl-heldout`, `bfcl-heldout-2`, `bfcl-heldout-3` (BFCL irrelevance replies of the
+leaderboard panel, id `<model folder>:<case id>`, `tests/data/bfcl_heldout_turns.jsonl`,
+`bfcl_heldout2_turns.jsonl`, `bfcl_heldout3_turns.jsonl`, built and merged by `tests/support/bfcl_heldout.py`: frozen and labelled blind by two readers before
 any rule change, issue 41) and `bfcl-dev` (a third draw of the panel, one reader, to write
 rules on). A row may carry
 `context`, what the model saw at the emission's turn as the classify stage gives it
@@ -135,7 +135,8 @@ class CorpusRow(LabelledRow):
     label: RecordedClass
     reason: str
     source: Literal["hand", "model", "published", "published-heldout", "published-heldout-2",
-                    "published-heldout-3", "bfcl-heldout", "bfcl-heldout-2", "bfcl-dev"]
+                    "published-heldout-3", "bfcl-heldout", "bfcl-heldout-2", "bfcl-heldout-3",
+                    "bfcl-dev"]
     provenance: Provenance | None = None
     context: Context = NO_CONTEXT
     """What the model saw at the emission's turn (`classify.base.Context`; JSON
@@ -273,7 +274,7 @@ def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
     """Group name -> its rows: the `source_groups`, then, when the held-out draws are pooled,
     the pool per agent (`published-heldout-all:<agent>`, agents sorted): how far the
     classifier can be trusted on each published agent's text; and each BFCL held-out draw per
-    panel model (`bfcl-heldout:<model>`, `bfcl-heldout-2:<model>`)."""
+    panel model (`bfcl-heldout:<model>`, `bfcl-heldout-2:<model>`, ...)."""
     groups = source_groups(predictions["source"].to_list())
     filters = {name: pl.col("source").is_in(sources) for name, sources in groups.items()}
     if pooled := groups.get(HELDOUT_GROUP):
