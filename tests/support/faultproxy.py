@@ -30,6 +30,8 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from tests.support.threaded_server import ThreadedServer
+
 SKIPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "server",
            "date"}
 """Headers the proxy sets itself (hop-by-hop or written by http.server)."""
@@ -44,7 +46,7 @@ def _checked(actions: Iterable[str]) -> deque[str]:
     return script
 
 
-class FaultProxy:
+class FaultProxy(ThreadedServer):
     def __init__(self, upstream: str, script: Iterable[str] = (), latency_s: float = 0.0):
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
@@ -56,11 +58,7 @@ class FaultProxy:
         self._in_flight = 0
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"proxy": self})
-        self._server = _Server(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        super().__init__(_Server(("127.0.0.1", 0), handler))
 
     def script(self, actions: Iterable[str]) -> None:
         """Replace the remaining script and reset the counters."""
@@ -87,17 +85,6 @@ class FaultProxy:
             self._in_flight -= 1
             if exchange is not None:
                 self.exchanges.append(exchange)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-
-    def __enter__(self) -> FaultProxy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class _Server(ThreadingHTTPServer):

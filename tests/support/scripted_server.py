@@ -16,6 +16,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.threaded_server import ThreadedServer
+
 CONTEXT_EXCEEDED = {"error": {"code": 400, "type": "exceed_context_size_error",
                               "message": "the request exceeds the available context size, "
                                          "try increasing it"}}
@@ -34,20 +36,17 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
                       "total_tokens": prompt + len(text.split())}}
 
 
-class ScriptedServer:
+class ScriptedServer(ThreadedServer):
     def __init__(self, max_prompt_chars: int | None = None, port: int = 0):
         self.max_prompt_chars = max_prompt_chars
         self.requests: list[dict[str, Any]] = []
         self.authorization: list[str] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server.daemon_threads = True
+        super().__init__(server)
         self.base_url = f"{self.url}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
 
     def answer(self, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, Any]]:
         with self._lock:
@@ -58,17 +57,6 @@ class ScriptedServer:
         if self.max_prompt_chars is not None and chars > self.max_prompt_chars:
             return 400, CONTEXT_EXCEEDED
         return 200, completion(body, number)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-
-    def __enter__(self) -> ScriptedServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class _Handler(BaseHTTPRequestHandler):
