@@ -221,6 +221,7 @@ class DefaultProfile(Profile):
         self.common_words = frozenset(context_cues["common_words"])
         self._readings: dict[str, EmissionAction | tuple[list[Sentence], list[Reading]]] = {}
         self._tool_names: dict[tuple[str, ...], re.Pattern[str]] = {}
+        self._user_terms: dict[tuple[str, ...], set[str]] = {}
 
     def reads(self, context: Context) -> Hashable:
         """The whole context: the user's message(s) and the tools offered (`classify_text`)."""
@@ -353,7 +354,7 @@ class DefaultProfile(Profile):
         if not done:
             return ""
         reported = set().union(*(self.terms(s.match) for s in done))
-        asked = self.terms(self._normal("\n".join(user)))
+        asked = self.user_terms(user)
         requests = [s for s, r in zip(sentences, readings, strict=True)
                     if r[0] in ("ask", "confirm")]
         if any((self.terms(s.match) - reported) & asked and not self._hit("preference", s.match)
@@ -369,6 +370,12 @@ class DefaultProfile(Profile):
             if len(word) >= 3 and not word.isdigit() and word not in self.common_words:
                 found.add(_stem(word))
         return found
+
+    def user_terms(self, user: tuple[str, ...]) -> set[str]:
+        """The `terms` of the user's message(s), computed once per message tuple."""
+        if (known := self._user_terms.get(user)) is None:
+            known = self._user_terms[user] = self.terms(self._normal("\n".join(user)))
+        return known
 
     def _normal(self, text: str) -> str:
         """`text` normalised as a sentence's `match` is: NFKC, the character map, lower case."""
@@ -396,7 +403,7 @@ class DefaultProfile(Profile):
         sharing no word with the user's message but those the refusals use (`terms`): the
         request serves another action than the one asked for."""
         offers, declined, offered = [], False, False
-        asked = self.terms(self._normal("\n".join(user))) - set().union(
+        asked = self.user_terms(user) - set().union(
             *(self.terms(s.match) for s, r in zip(sentences, readings, strict=True)
               if r[0] == "refuse"))
         for sentence, (family, _, _) in zip(sentences, readings, strict=True):

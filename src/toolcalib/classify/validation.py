@@ -13,10 +13,10 @@ the same runs, `tests/data/published_heldout_turns.jsonl`, `published_heldout2_t
 `published_heldout3_turns.jsonl`: each scored before any rule is read on it); or
 `bfcl-heldout`, `bfcl-heldout-2`, `bfcl-heldout-3` (BFCL irrelevance replies of the
 leaderboard panel, id `<model folder>:<case id>`, `tests/data/bfcl_heldout_turns.jsonl`,
-`bfcl_heldout2_turns.jsonl`, `bfcl_heldout3_turns.jsonl`, built and merged by `tests/support/bfcl_heldout.py`: frozen and labelled blind by two readers before
-any rule change, issue 41) and `bfcl-dev` (a third draw of the panel, one reader, to write
-rules on). A row may carry
-`context`, what the model saw at the emission's turn as the classify stage gives it
+`bfcl_heldout2_turns.jsonl`, `bfcl_heldout3_turns.jsonl`, built and merged by
+`tests/support/bfcl_heldout.py`: frozen and labelled blind by two readers before any rule
+change, issue 41) and `bfcl-dev` (a draw of the panel, one reader, to write rules on). A row
+may carry `context`, what the model saw at the emission's turn as the classify stage gives it
 (`classify.base.Context`); every profile classifies the row in it (none: `NO_CONTEXT`).
 
 Metrics, per profile and per source group (`source_groups`: all rows, each source, the
