@@ -3,14 +3,15 @@ benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plug
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
 benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
-other packages write and none of them imports it; the workflow's tooling (`pipeline`) is
-imported by the CLI and the workflow alone, and reads only the core and the registries
-(docs/architecture.md). A benchmark's package is a leaf: it imports only the core
-(`PLUGIN_CORE`, `PLUGIN_PACKAGES`), and the core it imports reaches no benchmark; nor does
-anything it imports reach, at any depth, a classifier, the metrics, a stage, the report,
-provenance, the workflow's tooling or a driver (`PLUGIN_NEVER_REACHES`): a classifier it reads
-with and the replay driver are handed in, a loop of scripted turns is stated as facts
-(`Scripted`). The import graph of the whole package (`_graph`) has no cycle."""
+other packages write and none of them imports it; the classifiers import no package but
+`backends` (`CLASSIFY_READS`); the workflow's tooling (`pipeline`) is imported by the CLI and
+the workflow alone, and reads only the core and the registries (docs/architecture.md). A
+benchmark's package is a leaf: it imports only the core (`PLUGIN_CORE`, `PLUGIN_PACKAGES`),
+and the core it imports reaches no benchmark; nor does anything it imports reach, at any
+depth, a classifier, the metrics, a stage, the report, provenance, the workflow's tooling or a
+driver (`PLUGIN_NEVER_REACHES`): a classifier it reads with and the replay driver are handed
+in, a loop of scripted turns is stated as facts (`Scripted`). The import graph of the whole
+package (`_graph`) has no cycle."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "pi
 """Packages that never import `toolcalib.provenance`."""
 PROVENANCE_READS = ("metrics", "provenance")
 """The packages `toolcalib.provenance` may import, besides the root modules."""
+CLASSIFY_READS = ("backends", "classify")
+"""The packages `toolcalib.classify` may import, besides the root modules (the judge's model;
+never the metrics, whose tables the stages make of its scores)."""
 PLUGIN_CORE = ("records", "jsonio", "registry", "config", "verdicts", "variants", "steploop",
                "writes")
 """The root modules a benchmark's package may import: the records it states its facts in
@@ -226,6 +230,12 @@ def test_provenance_imports_only_the_root_modules_and_metrics():
     for path in sorted((PACKAGE / "provenance").rglob("*.py")):
         found = sorted(m for m in _imports(path)
                        if _package_of(m) not in (None, *PROVENANCE_READS))
+        assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
+def test_classify_imports_only_the_root_modules_and_backends():
+    for path in sorted((PACKAGE / "classify").rglob("*.py")):
+        found = sorted(m for m in _imports(path) if _package_of(m) not in (None, *CLASSIFY_READS))
         assert not found, f"{path.relative_to(SRC)} imports {found}"
 
 
