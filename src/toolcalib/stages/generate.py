@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend
 from toolcalib.backends.policy import PolicyBackend
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.classify.default import DefaultProfile
 from toolcalib.classify.profiles import asks_user, read_alone
@@ -28,7 +29,6 @@ from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.progress import Progress
 from toolcalib.records import Case, Trajectory
 from toolcalib.stages import Arg, CaseIds, Limit, json_object, log
-from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant, refusal
 
 USER_PROFILE = DefaultProfile.name
