@@ -44,7 +44,7 @@ SCRIPTED = Scripted()
 
 def conversation(case: Case, model: str, variant: Variant, environment: EnvironmentFactory,
                  params: dict[str, Any] | None = None, identity: dict[str, Any] | None = None,
-                 *, scripted: Scripted = SCRIPTED, gate: AsksUser | None = None) -> Conversation:
+                 *, scripted: Scripted, gate: AsksUser | None = None) -> Conversation:
     """One case as a coroutine: yields each step's request, receives the backend's answer
     (an Emission or an InfrastructureError), returns the finished trajectory. `scripted`: the
     benchmark's step cap and its own members of the tool docs; `gate`: how the `sri-gate`
