@@ -18,6 +18,7 @@ from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.classify import get_profile
 from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.expand import expand_models
+from toolcalib.generate import replay
 from toolcalib.jsonio import InputError
 
 DATA = Path(__file__).parent / "data" / "bfcl_published"
@@ -32,7 +33,8 @@ def imported(release, category, path=VLLM, model=GPT, fmt="fc", ids=None, **extr
     if ids is not None:
         cases = [c for c in cases if c.id in ids]
     options = ReplayOptions(path=str(path), model=model, format=fmt, **extra)
-    return BFCL.import_run(str(release.wheel), options, f"m.{model}", category, cases, {})
+    return BFCL.import_run(str(release.wheel), options, f"m.{model}", category, cases, {},
+                           replay)
 
 
 def by_id(run):

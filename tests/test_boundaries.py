@@ -3,12 +3,15 @@ benchmark's package (only the registry, `toolcalib.benchmarks`, which loads plug
 and no benchmark's package imports another's. Read with `ast`, imports inside functions
 included, so a lazy import cannot slip a benchmark into the core. Nor does any module outside a
 benchmark's package know that benchmark's file layout (`LAYOUTS`). Provenance reads what the
-other packages write and none of them imports it; the workflow's tooling (`pipeline`) is
-imported by the CLI and the workflow alone, and reads only the core and the registries
-(docs/architecture.md). A benchmark's package is a leaf: it imports only the core
-(`PLUGIN_CORE`, `PLUGIN_PACKAGES`), never a classifier, the metrics, a stage, the report or
-provenance, and the core it imports reaches no benchmark. The import graph of the whole package
-(`_graph`) has no cycle."""
+other packages write and none of them imports it; the classifiers import no package but
+`backends` (`CLASSIFY_READS`); the workflow's tooling (`pipeline`) is imported by the CLI and
+the workflow alone, and reads only the core and the registries (docs/architecture.md). A
+benchmark's package is a leaf: it imports only the core (`PLUGIN_CORE`, `PLUGIN_PACKAGES`),
+and the core it imports reaches no benchmark; nor does anything it imports reach, at any
+depth, a classifier, the metrics, a stage, the report, provenance, the workflow's tooling or a
+driver (`PLUGIN_NEVER_REACHES`): a classifier it reads with and the replay driver are handed
+in, a loop of scripted turns is stated as facts (`Scripted`). The import graph of the whole
+package (`_graph`) has no cycle."""
 
 from __future__ import annotations
 
@@ -29,15 +32,22 @@ NO_PROVENANCE = ("backends", "benchmarks", "classify", "execute", "metrics", "pi
 """Packages that never import `toolcalib.provenance`."""
 PROVENANCE_READS = ("metrics", "provenance")
 """The packages `toolcalib.provenance` may import, besides the root modules."""
+CLASSIFY_READS = ("backends", "classify")
+"""The packages `toolcalib.classify` may import, besides the root modules (the judge's model;
+never the metrics, whose tables the stages make of its scores)."""
 PLUGIN_CORE = ("records", "jsonio", "registry", "config", "verdicts", "variants", "steploop",
-               "writes", "generate")
+               "writes")
 """The root modules a benchmark's package may import: the records it states its facts in
 (`records`, `verdicts`, `writes`), reading and naming (`jsonio`, `registry`), its config
-section (`config`), the variants its loop applies (`variants`), the step loop (`steploop`)
-and, for BFCL, the scripted loop its published runs are replayed through (`generate`)."""
+section (`config`), the variants its loop applies (`variants`) and the step loop
+(`steploop`)."""
 PLUGIN_PACKAGES = ("backends", "execute")
 """The packages a benchmark's package may import (besides the registry, `toolcalib.benchmarks`,
 and its own): the backend protocol and replay options, and how calls are read from text."""
+PLUGIN_NEVER_REACHES = ("classify", "metrics", "stages", "report", "provenance", "pipeline",
+                        "generate", "probes", "evaluate")
+"""The packages and root modules nothing a benchmark's package imports reaches, at any depth:
+the stages hand in what of them a plugin uses (`records.ReadAlone`, `Replay`)."""
 PIPELINE_USERS = ("toolcalib.cli", "toolcalib.pipeline")
 """The modules (and packages) that may import `toolcalib.pipeline`: the CLI and itself."""
 PIPELINE_REGISTRIES = ("toolcalib.backends", "toolcalib.benchmarks")
@@ -223,6 +233,12 @@ def test_provenance_imports_only_the_root_modules_and_metrics():
         assert not found, f"{path.relative_to(SRC)} imports {found}"
 
 
+def test_classify_imports_only_the_root_modules_and_backends():
+    for path in sorted((PACKAGE / "classify").rglob("*.py")):
+        found = sorted(m for m in _imports(path) if _package_of(m) not in (None, *CLASSIFY_READS))
+        assert not found, f"{path.relative_to(SRC)} imports {found}"
+
+
 @pytest.mark.parametrize("path", sorted((PACKAGE / "backends").rglob("*.py")),
                          ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_backend_imports_the_benchmarks(path):
@@ -250,6 +266,40 @@ def test_the_core_a_benchmark_imports_reaches_no_benchmark():
     found = sorted(m for m in _reached(graph, roots) if _package_of(m) == "benchmarks"
                    or m == "toolcalib.benchmarks")
     assert not found, f"the core a benchmark imports reaches {found}"
+
+
+def _chain(graph: dict[str, set[str]], roots: list[str], wanted: str) -> list[str]:
+    """The shortest import chain from one of `roots` to `wanted` (breadth first)."""
+    came_from: dict[str, str | None] = dict.fromkeys(roots)
+    todo = list(roots)
+    while todo:
+        module = todo.pop(0)
+        if module == wanted:
+            chain = [module]
+            while (parent := came_from[chain[-1]]) is not None:
+                chain.append(parent)
+            return chain[::-1]
+        for target in sorted(graph[module]):
+            if target not in came_from:
+                came_from[target] = module
+                todo.append(target)
+    return []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_benchmark_never_reaches_a_classifier_a_stage_or_a_driver(name):
+    """Lazy and type-only imports included: what a plugin imports lazily runs all the same."""
+    graph = _graph()
+    roots = sorted(module for module in graph if _benchmark_of(module) == name)
+    found = sorted(m for m in _reached(graph, roots)
+                   if m.split(".")[1:2] and m.split(".")[1] in PLUGIN_NEVER_REACHES)
+    assert not found, f"benchmark {name} reaches {found}: " + "; ".join(
+        " -> ".join(_chain(graph, roots, m)) for m in found)
+
+
+def test_the_chain_names_each_import_on_the_way():
+    graph = {"p.a": {"core.x"}, "p.b": set(), "core.x": {"core.y"}, "core.y": set()}
+    assert _chain(graph, ["p.a", "p.b"], "core.y") == ["p.a", "core.x", "core.y"]
 
 
 def test_the_import_graph_has_no_cycle():

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.classify.base import NO_CONTEXT
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.judge import (
@@ -23,7 +24,6 @@ from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.validation import load_corpus
 from toolcalib.jsonio import InputError
 from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
-from toolcalib.store import ResponseStore, StoredBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "classifier_corpus.jsonl"

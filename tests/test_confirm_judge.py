@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.scripted_server import ScriptedServer
 from toolcalib.backends import make_backend
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.classify.confirm import rule_verdict
 from toolcalib.classify.confirm_judge import load_confirm_rubric, parse_confirm_reply
 from toolcalib.classify.judge import JudgeProfile, JudgeUnavailable
@@ -18,7 +19,6 @@ from toolcalib.classify.profiles import get_profile
 from toolcalib.config import ModelSpec
 from toolcalib.evaluate import write_units
 from toolcalib.records import Message, ToolCall
-from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.writes import WriteContext
 
 CANCEL = ToolCall(name="cancel_reservation", arguments={"reservation_id": "ZFA04Y"})

@@ -19,10 +19,10 @@ import pytest
 from tests.support.scripted_server import ScriptedServer
 from tests.support.servers import free_port
 from tests.support.workflow_build import BFCL_FILE, TINY, tiny_project
+from toolcalib.backends.store import ResponseStore
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.cli import main
 from toolcalib.jsonio import write_jsonl
-from toolcalib.store import ResponseStore
 
 SECRET = "sk-test-failed-requests-do-not-leak"
 KEY_ENV = "TOOLCALIB_TEST_FAILED_KEY"

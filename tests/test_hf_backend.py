@@ -19,9 +19,8 @@ from toolcalib.backends.hf.engine import (  # noqa: E402
     prompt_cuts,
 )
 from toolcalib.backends.hf.prompt import PROMPT_VERSION, openai_tool, template_messages  # noqa: E402
-from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
-from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.plugin import SCRIPTED, load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
@@ -46,7 +45,7 @@ DOC = {
     "response": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
 }
 """A tool as cases carry it: canonical JSON schema (BFCL's docs are converted at normalization)."""
-BFCL_LOOP = get_benchmark("bfcl").loop(LoopSettings(), None, "")
+BFCL_LOOP = SCRIPTED
 """BFCL's loop: its step cap, its tool docs' own members marked (`Request.extras`)."""
 
 

@@ -10,19 +10,18 @@ pytest.importorskip("llama_cpp")
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
 from toolcalib.backends.hf.prompt import PROMPT_VERSION  # noqa: E402
-from toolcalib.benchmarks import LoopSettings, get_benchmark  # noqa: E402
+from toolcalib.backends.store import ResponseStore, StoredBackend  # noqa: E402
 from toolcalib.benchmarks.bfcl.gold import case_environment  # noqa: E402
-from toolcalib.benchmarks.bfcl.plugin import load_cases  # noqa: E402
+from toolcalib.benchmarks.bfcl.plugin import SCRIPTED, load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.generate import run_case  # noqa: E402
 from toolcalib.jsonio import InputError, write_json  # noqa: E402
 from toolcalib.models import SOURCES, ModelManifest  # noqa: E402
 from toolcalib.records import Emission, Message, docs_json  # noqa: E402
-from toolcalib.store import ResponseStore, StoredBackend  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
 
 SMOLLM2 = SOURCES["smollm2-135m"]
-BFCL_LOOP = get_benchmark("bfcl").loop(LoopSettings(), None, "")
+BFCL_LOOP = SCRIPTED
 """BFCL's loop: its step cap, its tool docs' own members marked (`Request.extras`)."""
 
 

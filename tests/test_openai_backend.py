@@ -27,10 +27,10 @@ from toolcalib.backends.openai import (
     parse_choice,
     retry_after,
 )
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.config import ModelSpec
 from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message, ToolCall
-from toolcalib.store import ResponseStore, StoredBackend
 
 SECRET = "sk-test-0123456789-do-not-leak"
 KEY_ENV = "TOOLCALIB_TEST_API_KEY"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from toolcalib import generate
 from toolcalib.backends import make_backend
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import get_benchmark
@@ -324,7 +325,7 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     source = str(bfcl_release.wheel)
     given = cases["multi_turn_base"]
     imported = bench.import_run(source, options("demo-faulty", "prompt"), "replay-demo-faulty",
-                                "multi_turn_base", given, {})
+                                "multi_turn_base", given, {}, generate.replay)
     backend = replay("demo-faulty", "prompt")
     expected = list(run_cases(given, backend, BASELINE,
                               lambda c: case_environment(c, bfcl_release)))
@@ -348,7 +349,7 @@ def test_import_run_is_the_replay_through_bfcls_loop(bfcl_release, cases):
     assert f"'{missing.id}' excluded: no record" in imported.notes[3]
 
     clean = bench.import_run(source, options("demo-FC", "fc"), "replay-demo-FC", "irrelevance",
-                             cases["irrelevance"], {})
+                             cases["irrelevance"], {}, generate.replay)
     assert [t.outcome for t in clean.trajectories] == ["completed", "completed"]
     assert clean.notes == []
 
@@ -357,7 +358,8 @@ def test_bad_options_and_layouts_fail_at_import(bfcl_release, cases, tmp_path):
     def run(model, fmt, root=DATA, category="multi_turn_base"):
         return get_benchmark("bfcl").import_run(str(bfcl_release.wheel),
                                                 options(model, fmt, root), f"replay-{model}",
-                                                category, cases[category], {})
+                                                category, cases[category], {},
+                                                generate.replay)
 
     with pytest.raises(ValueError, match="format"):
         options("demo-FC", "xml")

@@ -14,11 +14,11 @@ import yaml
 
 from tests.support.servers import make_request
 from toolcalib.backends.base import MACHINE_FACTS, recorded_identity
+from toolcalib.backends.store import request_key
 from toolcalib.jsonio import dumps
 from toolcalib.provenance.manifest import build_manifest
 from toolcalib.provenance.reproduce import build, compare, render
 from toolcalib.provenance.trajdigest import MAX_CASES, compare_digests, file_digests
-from toolcalib.store import request_key
 
 TRAJ = "results/trajectories/m/baseline/bench/cat.jsonl"
 ACTIONS = "results/actions/m/baseline/bench/cat.jsonl"

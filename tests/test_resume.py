@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from toolcalib.backends.store import FILE
 from toolcalib.benchmarks.bfcl.plugin import load_cases
 from toolcalib.jsonio import write_jsonl
-from toolcalib.store import FILE
 
 pytestmark = pytest.mark.slow
 N_CASES = 3

@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.servers import make_request
 from toolcalib.backends.base import Answer, InfrastructureError, Request
+from toolcalib.backends.store import FILE, ResponseStore, StoredBackend, request_key
 from toolcalib.records import Emission, Message
-from toolcalib.store import FILE, ResponseStore, StoredBackend, request_key
 
 TOOL = {"name": "cd", "description": "Change directory.",
         "parameters": {"type": "dict", "properties": {"folder": {"type": "string"}},
@@ -154,7 +154,7 @@ def test_explain_names_the_differing_component(store):
 WRITER = textwrap.dedent("""
     import sys
     from toolcalib.records import Emission, Message
-    from toolcalib.store import ResponseStore, request_key
+    from toolcalib.backends.store import ResponseStore, request_key
     store = ResponseStore(sys.argv[1])
     for i in range(100000):
         key = request_key({"model": "m"}, [Message(role="user", content=f"q{i}" * 50)], [], {})

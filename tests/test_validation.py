@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from toolcalib.classify import Context, EmissionAction, Profile
 from toolcalib.classify.validation import (
     NO_CLASS,
-    SUMMARY_SCHEMA,
-    TABLE_SCHEMA,
     class_scores,
     cohen_kappa,
     load_corpus,
@@ -19,11 +19,10 @@ from toolcalib.classify.validation import (
     render_markdown,
     source_groups,
     summary_scores,
-    validation_frames,
-    validation_summary,
-    validation_table,
+    validation_scores,
 )
 from toolcalib.jsonio import InputError
+from toolcalib.metrics.validation import SUMMARY, VALIDATION, validation_frames
 from toolcalib.records import RECORDED_CLASSES
 
 CORPUS = Path(__file__).parent / "data" / "classifier_corpus.jsonl"
@@ -38,6 +37,12 @@ class EchoProfile(Profile):
 
     def classify_text(self, text: str, context: Context) -> EmissionAction:
         return EmissionAction(action=text.removeprefix("p:"), rule="echo")
+
+
+def frames(corpus: Path, profiles: Sequence[str | Profile],
+           sources: Sequence[str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The two tables as the validate stage writes them."""
+    return validation_frames(*validation_scores(corpus, profiles, sources))
 
 
 def row(id_: str, text: str, gold: str, **extra: object) -> dict[str, object]:
@@ -126,8 +131,8 @@ def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
     rows = [row(f"r{i}", f"p:{p}", g) for i, (g, p) in enumerate(zip(GOLD, PREDICTED, strict=True))]
     rows.append(row("call", "p:other", "tool_call", structured_calls=True, parse="ok"))
     corpus = write(tmp_path / "c.jsonl", rows)
-    table, summary = validation_frames(corpus, [EchoProfile()])
-    assert table.schema == TABLE_SCHEMA and summary.schema == SUMMARY_SCHEMA
+    table, summary = frames(corpus, [EchoProfile()])
+    assert table.schema == VALIDATION.schema() and summary.schema == SUMMARY.schema()
     assert table.height == 2 * len(RECORDED_CLASSES)  # source groups all and hand
     assert table["source"].unique(maintain_order=True).to_list() == ["all", "hand"]
     got = {r["class"]: r for r in table.filter(source="all").iter_rows(named=True)}
@@ -142,8 +147,6 @@ def test_validation_table_on_a_tiny_corpus(tmp_path: Path) -> None:
                                    "macro_f1": (0.8 + 0.5 + 2 / 3 + 1) / 4,
                                    "kappa": (5 / 7 - 13 / 49) / (1 - 13 / 49)})
     assert hand == {**every, "source": "hand"}
-    assert validation_table(corpus, [EchoProfile()]).equals(table)
-    assert validation_summary(corpus, [EchoProfile()]).equals(summary)
 
 
 def test_validation_per_source(tmp_path: Path) -> None:
@@ -158,7 +161,7 @@ def test_validation_per_source(tmp_path: Path) -> None:
     assert source_groups(draws)["published-heldout-all"] == [
         "published-heldout", "published-heldout-2"]
     assert "published-heldout-all" not in source_groups(["published", "published-heldout"])
-    table, summary = validation_frames(corpus, [EchoProfile()])
+    table, summary = frames(corpus, [EchoProfile()])
     assert summary["source"].to_list() == ["all", "hand", "model"]
     assert summary["n"].to_list() == [2, 1, 1]
     assert table.filter(source="model", **{"class": "ask"})["support"].to_list() == [1]
@@ -169,7 +172,7 @@ def test_published_rows_are_a_source_of_their_own(tmp_path: Path) -> None:
     model_row = row(MODEL_ID, "p:ask", "ask", source="model", provenance=PROVENANCE)
     corpus = write(tmp_path / "c.jsonl", [row("h", "p:ask", "ask"), model_row, published])
     assert [r.source for r in load_corpus(corpus)] == ["hand", "model", "published"]
-    table, summary = validation_frames(corpus, [EchoProfile()])
+    table, summary = frames(corpus, [EchoProfile()])
     assert summary["source"].to_list() == ["all", "hand", "model", "published", "hand+model"]
     assert summary["n"].to_list() == [3, 1, 1, 1, 2]
     with pytest.raises(InputError, match="provenance: required"):
@@ -181,7 +184,7 @@ def test_the_bfcl_held_out_draw_is_scored_per_panel_model(tmp_path: Path) -> Non
         row("gpt-x:irrelevance_1", "p:refuse", "refuse", source="bfcl-heldout"),
         row("gpt-x:irrelevance_2", "p:ask", "refuse", source="bfcl-heldout"),
         row("phi-y:irrelevance_1", "p:other", "other", source="bfcl-heldout")])
-    _, summary = validation_frames(corpus, [EchoProfile()])
+    _, summary = frames(corpus, [EchoProfile()])
     assert summary["source"].to_list() == ["all", "bfcl-heldout", "bfcl-heldout:gpt-x",
                                            "bfcl-heldout:phi-y"]
     assert summary["accuracy"].to_list() == [2 / 3, 2 / 3, 0.5, 1.0]
@@ -193,11 +196,11 @@ def test_validation_of_chosen_sources(tmp_path: Path) -> None:
     held = row("run:1:4", "p:ask", "ask", source="published-heldout")
     corpus = write(tmp_path / "c.jsonl", [
         row("h", "p:ask", "ask"), row("run:0:3", "p:refuse", "ask", source="published"), held])
-    _, summary = validation_frames(corpus, [EchoProfile()], ["published-heldout"])
+    _, summary = frames(corpus, [EchoProfile()], ["published-heldout"])
     assert summary["source"].to_list() == ["all", "published-heldout"]
     assert summary["n"].to_list() == [1, 1] and summary["accuracy"].to_list() == [1.0, 1.0]
     with pytest.raises(InputError, match=r"c\.jsonl: no row of source publishd"):
-        validation_frames(corpus, [EchoProfile()], ["publishd"])
+        frames(corpus, [EchoProfile()], ["publishd"])
 
 
 def test_emissions_built_from_rows(tmp_path: Path) -> None:
@@ -257,7 +260,7 @@ def test_model_rows_carry_their_provenance(tmp_path: Path) -> None:
 
 
 def test_render_markdown() -> None:
-    table, summary = validation_frames(CORPUS, ["paper", "default"])
+    table, summary = frames(CORPUS, ["paper", "default"])
     text = render_markdown(table, summary)
     assert text.startswith("| profile | source | n | accuracy | macro-F1 | kappa |\n")
     assert "| source | class | support | paper P / R / F1 / kappa | default P / R / F1 / kappa |" \
@@ -288,7 +291,7 @@ def test_the_corpus_holds_distinct_real_emissions_of_both_models() -> None:
 
 
 def test_default_beats_paper_on_the_corpus() -> None:
-    every = validation_summary(CORPUS, ["paper", "default"]).filter(source="all")
+    every = frames(CORPUS, ["paper", "default"])[1].filter(source="all")
     summary = {r["profile"]: r for r in every.iter_rows(named=True)}
     assert summary["default"]["accuracy"] > summary["paper"]["accuracy"]
     assert summary["default"]["kappa"] > summary["paper"]["kappa"]
@@ -302,7 +305,7 @@ def test_held_out_pool_per_agent(tmp_path: Path) -> None:
             row("alpha_org_2025__retail:4:5", "p:other", "ask", source="published-heldout-2"),
             row("beta-1_org__airline:2:3", "p:refuse", "refuse", source="published-heldout-2"),
             row("alpha_org_2025__airline:9:9", "p:ask", "ask", source="published")]
-    summary = validation_frames(write(tmp_path / "c.jsonl", rows), [EchoProfile()])[1]
+    summary = frames(write(tmp_path / "c.jsonl", rows), [EchoProfile()])[1]
     got = {r["source"]: (r["n"], r["accuracy"]) for r in summary.iter_rows(named=True)}
     assert got["published-heldout-all"] == (3, 2 / 3)
     assert got["published-heldout-all:alpha"] == (2, 0.5)
@@ -311,7 +314,7 @@ def test_held_out_pool_per_agent(tmp_path: Path) -> None:
                               "published-heldout-all:beta-1"]
     real = row("toolorchestra_nvidia_2025-12-02__toolorchestra_airline_x:3:12", "p:ask", "ask",
                source="published-heldout-2")
-    agents = validation_frames(write(tmp_path / "e.jsonl", [*rows, real]), [EchoProfile()])[1]
+    agents = frames(write(tmp_path / "e.jsonl", [*rows, real]), [EchoProfile()])[1]
     assert "published-heldout-all:toolorchestra" in agents["source"].to_list()
-    alone = validation_frames(write(tmp_path / "d.jsonl", rows[:1] + rows[3:]), [EchoProfile()])
+    alone = frames(write(tmp_path / "d.jsonl", rows[:1] + rows[3:]), [EchoProfile()])
     assert not any(":" in s for s in alone[1]["source"].to_list())

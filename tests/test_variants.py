@@ -12,13 +12,14 @@ from toolcalib.benchmarks import PLUGINS, get_benchmark
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.gold import case_environment, gold_trace
 from toolcalib.benchmarks.bfcl.plugin import load_cases
-from toolcalib.classify.profiles import get_profile
+from toolcalib.classify.profiles import asks_user, get_profile
 from toolcalib.classify.trajectory import classify_trajectory
 from toolcalib.cli import main
 from toolcalib.generate import run_case
 from toolcalib.jsonio import dumps, parse_line
 from toolcalib.probes import ProbeContext, sri_message, unsupported
 from toolcalib.records import Case, Emission, ToolCall
+from toolcalib.stages.generate import GATE_PROFILE
 from toolcalib.variants import PERMISSION_PROMPT, VARIANTS, get_variant, refusal
 
 
@@ -41,7 +42,9 @@ class Scripted:
 
 
 def run(release, case, backend, variant):
-    return run_case(case, backend, get_variant(variant), lambda c: case_environment(c, release))
+    """The case as the generate stage runs it (the `sri-gate` probe reading with its gate)."""
+    return run_case(case, backend, get_variant(variant), lambda c: case_environment(c, release),
+                    gate=asks_user(GATE_PROFILE))
 
 
 def test_system_permission_prepends_its_message(bfcl_release):
@@ -93,7 +96,11 @@ def test_sri_gate_lets_a_question_stand(bfcl_release):
     backend = Scripted({(t.index, 0): ask for t in case.turns})
     trajectory = run(bfcl_release, case, backend, "sri-gate")
     assert not any(i.fired for i in trajectory.interventions)
+    assert {i.reason.split(" (")[0] for i in trajectory.interventions} == {"reply asks the user"}
     assert all(len(t.steps) == 1 and not t.steps[0].dropped for t in trajectory.turns)
+    with pytest.raises(ValueError, match="gate"):  # no classifier of its own to fall back on
+        run_case(case, backend, get_variant("sri-gate"),
+                 lambda c: case_environment(c, bfcl_release))
 
 
 def test_cri_requeries_before_an_unsupported_call_and_never_runs_it(bfcl_release):

@@ -14,16 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcalib.classify.base import NO_CONTEXT
-from toolcalib.classify.default import DefaultProfile
-from toolcalib.classify.profiles import get_profile
-from toolcalib.records import Emission, Message, ToolCall
+from toolcalib.records import AsksUser, Emission, Message, ToolCall
 
 RESULT_CHARS = 400
 """Each observed tool result is quoted up to this many characters in the SRI message."""
-GATE_PROFILE = DefaultProfile.name
-"""The classifier profile that decides whether a halting reply asks the user something
-(imported here, not only by name: a generate job's sources include it)."""
 
 
 @dataclass
@@ -65,13 +59,16 @@ def sri_message(context: ProbeContext) -> str:
     return "\n".join(lines)
 
 
-def halt_probe(kind: str, reply: Emission, context: ProbeContext) -> Decision:
-    """`sri-gate` reads the reply alone (`NO_CONTEXT`), as it always has: how the classifier
-    reads an emission's context never changes what a model is sent."""
+def halt_probe(kind: str, reply: Emission, context: ProbeContext,
+               gate: AsksUser | None) -> Decision:
+    """`sri-gate` lets a reply stand that `gate` reads by itself as asking the user (a
+    classifier profile's reading, handed in by the generate stage; read alone, as it always has
+    been: how the classifier reads an emission's context never changes what a model is sent)."""
     if kind == "sri-gate":
-        action = get_profile(GATE_PROFILE).classify(reply, NO_CONTEXT)
-        if action.action == "ask":
-            return Decision(False, f"reply asks the user ({action.rule})")
+        if gate is None:
+            raise ValueError("variant 'sri-gate' reads halting replies with a gate (`gate`)")
+        if (rule := gate(reply)) is not None:
+            return Decision(False, f"reply asks the user ({rule})")
     return Decision(True, "turn about to end without a call",
                     Message(role="user", content=sri_message(context)))
 

@@ -181,6 +181,10 @@ ReadAlone = Callable[[Emission], ActionClass | None]
 """An emission's class read by itself, with no context (a classifier profile's, handed in by
 the stage: `classify.profiles.read_alone`): how a benchmark that reads an agent's text reads it
 (τ²'s reference user, its structural `ask`) without importing a classifier."""
+AsksUser = Callable[[Emission], str | None]
+"""The rule by which a classifier profile reads an emission by itself as asking the user
+(`ask`), None where it reads another class (handed in by the generate stage:
+`classify.profiles.asks_user`): the `sri-gate` probe's gate, without importing a classifier."""
 
 
 class Step(Record, frozen=True, kw_only=True):

@@ -19,11 +19,11 @@ from pathlib import Path
 from tests.confirm import verdicts as stored
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Request
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.classify.confirm_judge import load_confirm_rubric
 from toolcalib.classify.confirm_validation import load_confirm_corpus
 from toolcalib.config import parse_model_spec
 from toolcalib.records import Emission
-from toolcalib.store import ResponseStore, StoredBackend
 
 
 def main() -> None:

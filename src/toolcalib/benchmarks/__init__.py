@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -16,11 +16,13 @@ from toolcalib.records import Gold, Record
 from toolcalib.registry import Registry
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
     from toolcalib.config import ReleaseConfig
     from toolcalib.records import Case, Published, ReadAlone, Trajectory
-    from toolcalib.steploop import Loop
+    from toolcalib.steploop import EnvironmentFactory, Loop
     from toolcalib.verdicts import Score
     from toolcalib.writes import Write
 
@@ -50,6 +52,25 @@ class LoopSettings(Record, frozen=True, kw_only=True):
     def user_model(self) -> str | None:
         """The `models` entry playing a simulated user (`generate --user-spec`), if any."""
         return None
+
+
+class Scripted(NamedTuple):
+    """A loop of scripted turns as a benchmark states it (`Benchmark.loop`): the case's turns in
+    order, a variant's probe at its seams; the driver builds it (`generate.conversation`)."""
+
+    max_steps: int = 20
+    """Call steps per turn before the case ends as `step_cap` (BFCL's force-quit)."""
+    extras: tuple[str, ...] = ()
+    """The benchmark's own members of the tool docs (`Request.extras`)."""
+
+
+class Replay(Protocol):
+    """How a benchmark's loop replays a published run (`generate.replay`, which the import
+    stage hands `Benchmark.import_run`): `cases` under `baseline`, each step answered by
+    `backend` from the record."""
+
+    def __call__(self, cases: list[Case], backend: Backend, environment: EnvironmentFactory,
+                 loop: Loop | Scripted) -> Iterable[Trajectory]: ...
 
 
 SettingsT = TypeVar("SettingsT", bound=Record)
@@ -130,10 +151,11 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
         """The case's Acc verdict for the trajectory (`gold` None: the file has no line)."""
 
     def loop(self, settings: LoopT, user: Backend | None, source: str,
-             reads: ReadAlone) -> Loop:
+             reads: ReadAlone) -> Loop | Scripted:
         """The conversation factory for `settings` and the backend playing a simulated user
-        (None without one); `reads`: how a simulated user reads the agent's text (the generate
-        stage passes the `default` profile's reading; τ²'s reference user)."""
+        (None without one), or a loop of scripted turns as its facts (`Scripted`: BFCL);
+        `reads`: how a simulated user reads the agent's text (the generate stage passes the
+        `default` profile's reading; τ²'s reference user)."""
 
     def writes(self, case: Case, trajectory: Trajectory) -> list[Write]:
         """The trajectory's calls that need the user's approval, in order, each with its turn
@@ -151,12 +173,13 @@ class Benchmark(Protocol[GoldT, CasesT, LoopT]):
         (the evaluate stage passes the `paper` profile's reading)."""
 
     def import_run(self, source: str, options: ReplayOptions, model: str, category: str,
-                   cases: list[Case], settings: CasesT) -> ImportedRun:
+                   cases: list[Case], settings: CasesT, replay: Replay) -> ImportedRun:
         """A published run of this benchmark (a model with backend `replay`, `options` naming
         its files) as the cases and trajectories of one category, variant `baseline`. `cases`:
         the release's cases of the category, selected as for any model (a benchmark whose
         files embed their own cases returns those instead); `settings`: how its cases are
-        shaped (e.g. how gold is set)."""
+        shaped (e.g. how gold is set); `replay`: runs cases through its loop, each step
+        answered from the record (BFCL)."""
 
     def published_models(self, options: ReplayOptions) -> list[str]:
         """The model folders of a published-results folder holding many models (a `replay`

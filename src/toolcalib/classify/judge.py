@@ -38,13 +38,13 @@ from pydantic import Field
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend, InfrastructureError, Request
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.classify.base import NO_CONTEXT, Context, EmissionAction, Profile
 from toolcalib.classify.confirm_judge import ConfirmJudge, JudgeUnavailable
 from toolcalib.classify.text import WORD, strip_reasoning
 from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.jsonio import InputError
 from toolcalib.records import Emission, Message
-from toolcalib.store import ResponseStore, StoredBackend
 
 if TYPE_CHECKING:
     from toolcalib.classify.base import ConfirmVerdict

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import cache
 
 from toolcalib.classify.base import NO_CONTEXT, Profile
-from toolcalib.records import ActionClass, Emission, ReadAlone
+from toolcalib.records import ActionClass, AsksUser, Emission, ReadAlone
 from toolcalib.registry import Registry
 
 PROFILES: Registry[Callable[[], Profile]] = Registry("classifier profile", {
@@ -31,3 +31,15 @@ def read_alone(name: str) -> ReadAlone:
         return get_profile(name).classify(emission, NO_CONTEXT).action
 
     return read
+
+
+def asks_user(name: str) -> AsksUser:
+    """The rule by which profile `name` reads an emission by itself (`NO_CONTEXT`) as `ask`,
+    None where it reads another class, the profile made at its first use: what the generate
+    stage hands the `sri-gate` probe."""
+
+    def asks(emission: Emission) -> str | None:
+        action = get_profile(name).classify(emission, NO_CONTEXT)
+        return action.rule if action.action == "ask" else None
+
+    return asks

@@ -48,7 +48,6 @@ from toolcalib.classify.base import NO_CONTEXT, Context, Profile
 from toolcalib.classify.profiles import get_profile
 from toolcalib.config import StrictModel
 from toolcalib.jsonio import InputError
-from toolcalib.metrics.spec import Column, TableSpec
 from toolcalib.records import RECORDED_CLASSES, Emission, RecordedClass, ToolCall
 
 
@@ -79,23 +78,6 @@ BFCL_HELDOUT = "bfcl-heldout"
 too (`<source>:<model>`)."""
 PANEL_MODEL = pl.col("id").str.splitn(":", 2).struct.field("field_0")
 """The panel model of a BFCL row: its id up to the `:` (`<model folder>:<case>`)."""
-_SCHEMA_VERSION = Column("schema_version", "int")
-"""Each validation CSV carries its table's `schema_version` as its first column (CSV has no
-metadata slot)."""
-VALIDATION = TableSpec("classifier_validation", 2, (
-    _SCHEMA_VERSION, Column("profile"), Column("source"), Column("class"),
-    Column("precision", "float"), Column("recall", "float"), Column("f1", "float"),
-    Column("kappa", "float"), Column("support", "int"),
-))
-"""Per profile, source group and class (`classifier_validation.csv`; version 2: `source`,
-`kappa`)."""
-SUMMARY = TableSpec("classifier_summary", 2, (
-    _SCHEMA_VERSION, Column("profile"), Column("source"), Column("n", "int"),
-    Column("accuracy", "float"), Column("macro_f1", "float"), Column("kappa", "float"),
-))
-"""Per profile and source group (`classifier_summary.csv`; version 2: `source`)."""
-TABLE_SCHEMA = VALIDATION.schema()
-SUMMARY_SCHEMA = SUMMARY.schema()
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {
     "profile": pl.String(),
     "id": pl.String(),
@@ -209,7 +191,7 @@ def predictions_frame(rows: Sequence[CorpusRow], profiles: Sequence[str | Profil
 ClassScore = TypedDict("ClassScore", {
     "class": str, "precision": float | None, "recall": float | None, "f1": float | None,
     "kappa": float | None, "support": int})
-"""One class's scores (`class_scores`; a `VALIDATION` row's measures)."""
+"""One class's scores (`class_scores`; a `metrics.validation.VALIDATION` row's measures)."""
 
 
 def class_scores(gold: Sequence[str], predicted: Sequence[str]) -> list[ClassScore]:
@@ -288,13 +270,14 @@ def group_filters(predictions: pl.DataFrame) -> dict[str, pl.Expr]:
     return filters
 
 
-def validation_frames(
+def validation_scores(
     corpus_path: str | Path, profiles: Sequence[str | Profile],
     sources: Sequence[str] | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The long per-class table and the per-profile summary, per source group, in one pass;
-    `sources`: only the corpus rows of these sources (e.g. the held-out draw, to score a judge
-    that is paid per request on it alone)."""
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Per profile and source group, in one pass: each class's scores (`class_scores`) and the
+    summary (`summary_scores`), keyed by `profile` and `source` (their tables:
+    `metrics.validation`); `sources`: only the corpus rows of these sources (e.g. the held-out
+    draw, to score a judge that is paid per request on it alone)."""
     rows = load_corpus(corpus_path)
     if sources is not None:
         unknown = sorted(set(sources) - {row.source for row in rows})
@@ -303,27 +286,16 @@ def validation_frames(
         rows = [row for row in rows if row.source in sources]
     predictions = predictions_frame(rows, profiles)
     groups = group_filters(predictions)
-    version = {"schema_version": VALIDATION.schema_version}
     table: list[dict[str, object]] = []
     summary: list[dict[str, object]] = []
     for profile in _resolve(profiles):
         for group, chosen in groups.items():
             mine = predictions.filter((pl.col("profile") == profile.name) & chosen)
             gold, predicted = mine["label"].to_list(), mine["predicted"].to_list()
-            keys = {**version, "profile": profile.name, "source": group}
-            table += [VALIDATION.row({**keys, **s}) for s in class_scores(gold, predicted)]
-            summary.append(SUMMARY.row({**keys, **summary_scores(gold, predicted)}))
-    return pl.DataFrame(table, schema=TABLE_SCHEMA), pl.DataFrame(summary, schema=SUMMARY_SCHEMA)
-
-
-def validation_table(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
-    """Per profile, source group and class: precision, recall, f1, kappa, support (long)."""
-    return validation_frames(corpus_path, profiles)[0]
-
-
-def validation_summary(corpus_path: str | Path, profiles: Sequence[str | Profile]) -> pl.DataFrame:
-    """Per profile and source group: n, accuracy, macro_f1, kappa."""
-    return validation_frames(corpus_path, profiles)[1]
+            keys = {"profile": profile.name, "source": group}
+            table += [{**keys, **s} for s in class_scores(gold, predicted)]
+            summary.append({**keys, **summary_scores(gold, predicted)})
+    return table, summary
 
 
 def _number(value: float | None) -> str:

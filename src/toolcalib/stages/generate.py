@@ -19,23 +19,26 @@ from typing import Annotated, Any
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend
 from toolcalib.backends.policy import PolicyBackend
+from toolcalib.backends.store import ResponseStore, StoredBackend
 from toolcalib.benchmarks import get_benchmark, settings
 from toolcalib.classify.default import DefaultProfile
-from toolcalib.classify.profiles import read_alone
+from toolcalib.classify.profiles import asks_user, read_alone
 from toolcalib.config import parse_model_spec
 from toolcalib.generate import run_cases
 from toolcalib.jsonio import InputError, read_records, write_jsonl
 from toolcalib.progress import Progress
 from toolcalib.records import Case, Trajectory
 from toolcalib.stages import Arg, CaseIds, Limit, json_object, log
-from toolcalib.store import ResponseStore, StoredBackend
 from toolcalib.variants import get_variant, refusal
 
 USER_PROFILE = DefaultProfile.name
 """Whose reading of the agent's text alone a benchmark's simulated user answers by (τ²'s
 reference user), handed to the benchmark's loop."""
+GATE_PROFILE = DefaultProfile.name
+"""Whose reading of a halting reply alone decides whether it asks the user (the `sri-gate`
+probe's gate), handed to the loop."""
 DATA_FILES = ("data/default_classifier.yaml",)
-"""The cues that profile reads (the job's sources include them)."""
+"""The cues those profiles read (the job's sources include them)."""
 FAILED = "{failed} of {total} cases of {label} failed"
 """How a failed job's message starts (`toolcalib status` reads it from the job's log)."""
 
@@ -89,7 +92,7 @@ def run(model_spec: Annotated[str, Arg("JSON: {name, backend, options}")], varia
                                   on_done=lambda _: progress.advance(),
                                   loop=bench.loop(loop, user, source,
                                                   read_alone(USER_PROFILE)),
-                                  user=user))
+                                  user=user, gate=asks_user(GATE_PROFILE)))
     players = (("", backend), ("user simulator: ", user))
     for who, used in players:
         if used is None:

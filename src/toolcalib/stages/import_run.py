@@ -32,6 +32,7 @@ from typing import Annotated, Any
 from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import ImportedRun, get_benchmark, settings
 from toolcalib.config import model_options, parse_model_spec
+from toolcalib.generate import replay
 from toolcalib.jsonio import InputError, atomic_write_bytes, dumps, read_records, write_jsonl
 from toolcalib.metrics.published import (
     RECORD_COLUMNS,
@@ -88,7 +89,7 @@ def run(model_spec: Annotated[str, Arg("JSON: {name, backend: replay, options}")
         given = [] if cases is None else select(every, cases, limit, case_ids)
         bench = get_benchmark(benchmark)
         imported = bench.import_run(source, options, spec.name, category, given,
-                                    settings(bench.case_settings, benchmark_options))
+                                    settings(bench.case_settings, benchmark_options), replay)
     except InputError as exc:
         if out_status is None:
             raise

@@ -8,8 +8,9 @@ from typing import Annotated
 
 from toolcalib.classify.choose import choose_profile
 from toolcalib.classify.judge import JudgeProfile
-from toolcalib.classify.validation import render_markdown, validation_frames
+from toolcalib.classify.validation import render_markdown, validation_scores
 from toolcalib.jsonio import atomic_write_bytes
+from toolcalib.metrics.validation import validation_frames
 from toolcalib.stages import Arg, JudgeSpec, JudgeStore, log
 
 
@@ -20,7 +21,7 @@ def run(corpus: str, profiles: Sequence[str], out_dir: str, judge_spec: JudgeSpe
     """`judge_spec` and `store`: the judge model and the response store, for profile `judge`;
     `sources`: only the corpus rows of these sources (all rows when None)."""
     chosen = [choose_profile(name, judge_spec, store) for name in profiles]
-    table, summary = validation_frames(corpus, chosen, sources)
+    table, summary = validation_frames(*validation_scores(corpus, chosen, sources))
     out = Path(out_dir)
     for name, frame in (("classifier_validation.csv", table),
                         ("classifier_summary.csv", summary)):

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import cache, partial
+from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from toolcalib.benchmarks import Benchmark, CaseSettings, ImportedRun, LoopSettings, every_file
+from toolcalib.benchmarks import (
+    Benchmark,
+    CaseSettings,
+    ImportedRun,
+    LoopSettings,
+    Scripted,
+    every_file,
+)
 from toolcalib.benchmarks.bfcl.checker import score_case
 from toolcalib.benchmarks.bfcl.executor import Environment
 from toolcalib.benchmarks.bfcl.gold import GoldTrace, case_environment, gold_trace, read_gold
@@ -32,9 +39,9 @@ from toolcalib.verdicts import Score
 if TYPE_CHECKING:
     from toolcalib.backends.base import Backend, Policy
     from toolcalib.backends.replay import ReplayOptions
+    from toolcalib.benchmarks import Replay
     from toolcalib.benchmarks.bfcl.replay import RecordedRun
     from toolcalib.records import Case, ReadAlone, Trajectory
-    from toolcalib.steploop import Loop
     from toolcalib.writes import Write
 
 
@@ -54,6 +61,9 @@ def load_cases(release: BfclRelease, category: str) -> list[Case]:
 
 
 NO_SETTINGS = CaseSettings()
+SCRIPTED = Scripted(max_steps=MAX_STEPS_PER_TURN, extras=DOC_EXTRAS)
+"""BFCL's loop: its scripted turns with BFCL's step cap, its own members of the tool docs
+marked (`DOC_EXTRAS`)."""
 
 
 class Bfcl:
@@ -62,8 +72,8 @@ class Bfcl:
     categories: tuple[str, ...] = CATEGORIES
     single_step: frozenset[str] = frozenset(CATEGORIES) - frozenset(MULTI_TURN)
     variants: tuple[str, ...] = tuple(VARIANTS)
-    """Every variant: the generic loop (`generate.conversation`) applies each one's preamble,
-    case adjustment and probe at BFCL's turns."""
+    """Every variant: the scripted loop (`SCRIPTED`) applies each one's preamble, case
+    adjustment and probe at BFCL's turns."""
     opens_as: Mapping[str, str] = {"multi_turn_long_context": "multi_turn_base",
                                    "multi_turn_miss_param": "multi_turn_base"}
     """Categories built from the base cases (same ids); most open with the base case's first
@@ -107,26 +117,20 @@ class Bfcl:
             **score.details, **recorded_agreement(trajectory.published.recorded, score)})
 
     def loop(self, settings: LoopSettings, user: Backend | None, source: str | Path,
-             reads: ReadAlone | None = None) -> Loop:
-        """The scripted-turn loop with BFCL's step cap, BFCL's own members of the tool docs
-        marked (`DOC_EXTRAS`); no simulated user reads anything (`reads`)."""
-        from toolcalib.generate import conversation
-
-        return partial(conversation, max_steps=MAX_STEPS_PER_TURN, extras=DOC_EXTRAS)
+             reads: ReadAlone) -> Scripted:
+        """The scripted turns (`SCRIPTED`); no simulated user reads anything (`reads`)."""
+        return SCRIPTED
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str, category: str,
-                   cases: list[Case], settings: CaseSettings) -> ImportedRun:
+                   cases: list[Case], settings: CaseSettings, replay: Replay) -> ImportedRun:
         """A published BFCL run (result files under `options.path`, `replay`): `cases` through
-        the scripted loop under `baseline`, each step answered from the record."""
-        from toolcalib.generate import run_cases
-        from toolcalib.variants import get_variant
+        the scripted turns (`replay`: under `baseline`, each step answered from the record)."""
 
-        def replay(selected: list[Case], backend: RecordedRun) -> list[Trajectory]:
-            return list(run_cases(selected, backend, get_variant("baseline"),
-                                  lambda case: self.environment(source, case),
-                                  loop=self.loop(LoopSettings(), None, source)))
+        def run(selected: list[Case], backend: RecordedRun) -> Iterable[Trajectory]:
+            return replay(selected, backend, lambda case: self.environment(source, case),
+                          SCRIPTED)
 
-        return import_category(source, options, model, category, cases, replay)
+        return import_category(source, options, model, category, cases, run)
 
     def published_models(self, options: ReplayOptions) -> list[str]:
         """Every model folder of a BFCL results folder (`model: '*'`)."""

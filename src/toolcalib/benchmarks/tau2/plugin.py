@@ -38,6 +38,7 @@ from toolcalib.verdicts import Score
 
 if TYPE_CHECKING:
     from toolcalib.backends.replay import ReplayOptions
+    from toolcalib.benchmarks import Replay
     from toolcalib.writes import Write
 
 SYSTEM_PROMPT = "<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n</policy>"
@@ -204,9 +205,11 @@ class Tau2:
         return every_file(options.path)
 
     def import_run(self, source: str | Path, options: ReplayOptions, model: str,
-                   category: str, cases: list[Case], settings: Tau2Cases) -> ImportedRun:
+                   category: str, cases: list[Case], settings: Tau2Cases,
+                   replay: Replay) -> ImportedRun:
         """A published τ² run (τ²'s results files under `options.path`, `published`): the
-        cases come from the tasks embedded in its file, not from `cases`."""
+        cases come from the tasks embedded in its file, not from `cases`; nothing is replayed
+        (`replay`)."""
         return import_category(options.path, _release(str(source)), model, category,
                                options.pairing, settings.ask_gold, options.policy)
 
