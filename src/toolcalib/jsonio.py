@@ -15,15 +15,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
 
-if TYPE_CHECKING:
-    from pydantic_core import ErrorDetails
-
 T = TypeVar("T")
-"""A record class (`records.Record`)."""
+"""A record class (`records.Record`, or any msgspec struct: a spec, a corpus row)."""
 
 
 class InputError(ValueError):
@@ -37,8 +34,6 @@ def dumps(obj: Any) -> str:
     named by the order of a doc's properties); any other object gets sorted keys."""
     if isinstance(obj, msgspec.Struct):
         return _RECORD(builtins(obj))
-    if _is_model(obj):
-        return _RECORD(obj.model_dump(mode="json"))
     return _CANONICAL(obj)
 
 
@@ -64,11 +59,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(item) for item in value]
     return value
-
-
-def _is_model(obj: Any) -> bool:
-    """A pydantic model (a spec, a corpus row; checked without importing pydantic)."""
-    return hasattr(obj, "model_dump") and hasattr(type(obj), "model_fields")
 
 
 def _raw_value(obj: Any) -> Any:
@@ -208,15 +198,8 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
 def write_json(path: str | Path, obj: Any) -> None:
     if isinstance(obj, msgspec.Struct):
         obj = builtins(obj)
-    elif _is_model(obj):
-        obj = obj.model_dump(mode="json")
     text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def field_path(error: ErrorDetails) -> str:
-    """A pydantic error's field as a dotted path (config models are pydantic's)."""
-    return ".".join(str(part) for part in error.get("loc", ())) or "<record>"
 
 
 _DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
