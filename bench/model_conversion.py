@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from toolcalib import models
+from toolcalib.jsonio import from_data
 from toolcalib.provenance.lock import md5_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def source_of(name: str) -> models.ModelSource:
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
     entry = next(m for m in config["models"] if m["name"] == name)
-    return models.ModelSource.model_validate(entry["source"])
+    return from_data(entry["source"], models.ModelSource, "source", strict=False)
 
 
 def timed(gguf: Path, folder: Path, source: models.ModelSource) -> tuple[float, float]:

@@ -16,7 +16,7 @@ from toolcalib.classify import NO_CONTEXT, Context, EmissionAction, Profile, get
 from toolcalib.classify.trajectory import action_rows, turn_contexts
 from toolcalib.classify.validation import CorpusRow, load_corpus
 from toolcalib.evaluate import Category, evaluate
-from toolcalib.jsonio import write_jsonl
+from toolcalib.jsonio import InputError, from_data, write_jsonl
 from toolcalib.records import Emission, Message, TurnTrace, docs_json
 from toolcalib.variants import get_variant
 
@@ -56,17 +56,17 @@ def test_context_is_a_frozen_record_of_what_was_sent() -> None:
     assert NO_CONTEXT == Context() and hash(context) == hash(Context(("Delete it.",), ("rm",)))
     # whether the emission's text was recorded is the emission's, not the context's
     assert "text_recorded" in Emission.__struct_fields__
-    assert set(Context.__dataclass_fields__) == {"user", "tools"}
+    assert set(Context.__struct_fields__) == {"user", "tools"}
 
 
 def test_corpus_rows_read_a_context_and_nothing_else() -> None:
     base = {"id": "r", "text": "t", "structured_calls": False, "parse": "none",
             "label": "other", "reason": "r", "source": "hand"}
-    assert CorpusRow.model_validate(base).context == NO_CONTEXT
-    row = CorpusRow.model_validate({**base, "context": {"user": ["u"], "tools": ["f", "g"]}})
+    assert from_data(base, CorpusRow, "row").context == NO_CONTEXT
+    row = from_data({**base, "context": {"user": ["u"], "tools": ["f", "g"]}}, CorpusRow, "row")
     assert row.context == Context(user=("u",), tools=("f", "g"))
-    with pytest.raises(ValueError, match="gold"):
-        CorpusRow.model_validate({**base, "context": {"user": [], "gold": "refuse"}})
+    with pytest.raises(InputError, match="row: field 'context.gold': .*unknown field"):
+        from_data({**base, "context": {"user": [], "gold": "refuse"}}, CorpusRow, "row")
 
 
 # -- what the classify stage gives ------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from toolcalib.classify.base import NO_CONTEXT, Context
 from toolcalib.classify.corpus import Candidate, candidates, main, read_candidates
 from toolcalib.classify.validation import Provenance, load_corpus
-from toolcalib.jsonio import write_jsonl
+from toolcalib.jsonio import InputError, builtins, from_data, read_records, write_jsonl
 from toolcalib.records import (
     Case,
     Emission,
@@ -92,12 +92,13 @@ def test_main_writes_candidates_that_become_corpus_rows(tmp_path: Path) -> None:
     write_jsonl(cases, [case("c1", ["Delete it."])])
     out = tmp_path / "candidates.jsonl"
     assert main(["--trajectories", str(runs), "--cases", str(cases), "--out", str(out)]) == 0
-    (only,) = [Candidate.model_validate_json(line) for line in out.read_text().splitlines()]
+    (only,) = read_records(out, Candidate)
     assert only.context == Context(user=("Delete it.",), tools=("rm",))
     assert only.provenance.weights_sha256 == WEIGHTS
     assert read_candidates([runs], [cases]) == [only]
     assert read_candidates([runs], [])[0].context == NO_CONTEXT  # no case read: nothing known
-    labelled = only.model_dump(exclude={"occurrences", "dropped"})
+    labelled = {key: value for key, value in builtins(only).items()
+                if key not in ("occurrences", "dropped")}
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({**labelled, "label": "refuse", "reason": "r",
                                   "source": "model"}) + "\n", encoding="utf-8")
@@ -116,9 +117,9 @@ def test_context_as_the_variant_presents_the_case() -> None:
 
 
 def test_provenance_is_checked() -> None:
-    with pytest.raises(ValueError, match="turn"):
-        Provenance(model="m", variant="v", benchmark="b", category="c", case="x", turn=-1,
-                   step=0)
-    with pytest.raises(ValueError, match="weights_sha256"):
-        Provenance(model="m", variant="v", benchmark="b", category="c", case="x", turn=0,
-                   step=0, weights_sha256="xyz")
+    where = {"model": "m", "variant": "v", "benchmark": "b", "category": "c", "case": "x",
+             "turn": 0, "step": 0}
+    with pytest.raises(InputError, match="field 'turn': Expected `int` >= 0"):
+        from_data({**where, "turn": -1}, Provenance, "provenance")
+    with pytest.raises(InputError, match="field 'weights_sha256': Expected `str` matching"):
+        from_data({**where, "weights_sha256": "xyz"}, Provenance, "provenance")

@@ -22,7 +22,7 @@ from toolcalib.classify.judge import (
 )
 from toolcalib.classify.profiles import get_profile
 from toolcalib.classify.validation import load_corpus
-from toolcalib.jsonio import InputError
+from toolcalib.jsonio import InputError, write_jsonl
 from toolcalib.records import ACTION_CLASSES, Emission, ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,7 +178,7 @@ def test_validation_table_has_a_judge_block(smollm2_dir, tmp_path):
     from toolcalib.stages.validate import run
 
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(row.model_dump_json() + "\n" for row in _rows(2)))
+    write_jsonl(corpus, _rows(2))
     run(str(corpus), ["paper", "default", "judge"], str(tmp_path / "out"),
         judge_spec=_spec(smollm2_dir), store=str(tmp_path / "store"))
     summary = pl.read_csv(tmp_path / "out" / "classifier_summary.csv").filter(source="all")

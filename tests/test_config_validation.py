@@ -191,13 +191,13 @@ def test_the_schema_is_generated_from_the_typed_records() -> None:
     assert not (ROOT / "workflow/schemas").exists()
     schema = config_schema()
     model = schema["$defs"]["ModelEntry"]
-    assert set(model["properties"]) == set(ModelEntry.model_fields)
+    assert set(model["properties"]) == set(ModelEntry.__struct_fields__)
     assert model["properties"]["backend"]["enum"] == sorted(OPTIONS)
     assert model["properties"]["options"]["type"] == "object"  # checked per backend, once
     for backend in OPTIONS:
         options = options_schema(backend)
         assert options["additionalProperties"] is False
-        assert set(options["properties"]) == set(OPTIONS.load(backend).model_fields)
+        assert set(options["properties"]) == set(OPTIONS.load(backend).__struct_fields__)
     assert "model_dir" in options_schema("transformers")["required"]  # given from `source`
     assert schema["properties"]["variants"]["items"]["enum"] == sorted(VARIANTS)
     sections = schema["properties"]["benchmarks"]["properties"]

@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.confirm import handwritten, verdicts
@@ -29,7 +30,7 @@ SECTION = "## Confirm verdicts on τ²'s writes"
 
 
 def row(number: int, confirmed: bool) -> cv.ConfirmRow:
-    return cv.ConfirmRow(id=f"r{number}", source={"kind": "handwritten"}, messages=[],
+    return cv.ConfirmRow(id=f"r{number}", source=cv.Source(kind="handwritten"), messages=[],
                          call={"name": "cancel_reservation"}, agent_text=None,
                          user_reply=None, confirmed=confirmed, reason="by hand")
 
@@ -50,7 +51,8 @@ def test_bad_rows_name_their_line(tmp_path):
     good = json.loads(CORPUS.read_text("utf-8").splitlines()[0])
     path = tmp_path / "corpus.jsonl"
     path.write_text(json.dumps({**good, "messages": good["messages"] * 11}) + "\n")
-    with pytest.raises(InputError, match=r"corpus.jsonl:1: (?s:.*)at most 10 items"):
+    with pytest.raises(InputError, match=r"corpus.jsonl:1: field 'messages': Expected `array` "
+                                         r"of length <= 10 \(in ConfirmRow\)"):
         cv.load_confirm_corpus(path)
     path.write_text(json.dumps({**good, "confirmed": None}) + "\n")
     with pytest.raises(InputError, match="corpus.jsonl:1"):
@@ -60,13 +62,13 @@ def test_bad_rows_name_their_line(tmp_path):
 def test_a_rows_exchange_reaches_the_rule():
     good = row(1, True)
     assert good.exchange == [] and good.context().exchange == ()
-    listed = cv.ConfirmRow(**{**good.model_dump(), "exchange": ["Reservation ZFA04Y: JFK-LAX."],
-                              "agent_text": "Shall I cancel it?", "user_reply": "Yes.",
-                              "call": {"name": "cancel_reservation",
-                                       "arguments": {"reservation_id": "ZFA04Y"}}})
+    listed = msgspec.structs.replace(good, exchange=["Reservation ZFA04Y: JFK-LAX."],
+                                     agent_text="Shall I cancel it?", user_reply="Yes.",
+                                     call={"name": "cancel_reservation",
+                                           "arguments": {"reservation_id": "ZFA04Y"}})
     assert listed.context().exchange == ("Reservation ZFA04Y: JFK-LAX.",)
     assert cv.verdicts([listed], get_profile("default"))[0].rule == "default:confirm:ok"
-    bare = cv.ConfirmRow(**{**listed.model_dump(), "exchange": []})
+    bare = msgspec.structs.replace(listed, exchange=[])
     assert cv.verdicts([bare], get_profile("default"))[0].rule == \
         "default:confirm:details_missing"
 

@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
+import msgspec  # noqa: E402
 import torch  # noqa: E402
-from pydantic import ValidationError  # noqa: E402
 
 from toolcalib.backends import make_backend  # noqa: E402
 from toolcalib.backends.base import ContextOverflow, Request  # noqa: E402
@@ -24,7 +24,7 @@ from toolcalib.benchmarks.bfcl.plugin import SCRIPTED, load_cases  # noqa: E402
 from toolcalib.config import ModelSpec  # noqa: E402
 from toolcalib.fetch import FetchError  # noqa: E402
 from toolcalib.generate import run_case, run_cases  # noqa: E402
-from toolcalib.jsonio import InputError
+from toolcalib.jsonio import InputError, from_data  # noqa: E402
 from toolcalib.models import SOURCES, ModelSource, fetch_model, read_manifest  # noqa: E402
 from toolcalib.records import Emission, Message, ToolCall, docs_json  # noqa: E402
 from toolcalib.variants import get_variant  # noqa: E402
@@ -86,12 +86,17 @@ def test_prompt_mode_puts_tools_in_the_system_prompt_and_results_in_user_turns()
 
 
 def test_model_source_is_strict():
-    with pytest.raises(ValidationError, match="2 members for 1 packages"):
+    with pytest.raises(ValueError, match="2 members for 1 packages"):
         ModelSource(packages=["a==1"], member=["x", "y"], sha256="0" * 64, gguf_file="m.gguf")
-    with pytest.raises(ValidationError, match="pinned"):
+    with pytest.raises(ValueError, match="pinned"):
         ModelSource(packages=["a"], member="x", sha256="0" * 64, gguf_file="m.gguf")
-    with pytest.raises(ValidationError):
-        ModelSource(packages=["a==1"], member="x", sha256="0" * 64, gguf_file="m.gguf", url="u")
+    good = {"packages": ["a==1"], "member": "x", "sha256": "0" * 64, "gguf_file": "m.gguf"}
+    with pytest.raises(InputError, match="--source-json: field 'url': .*unknown field"):
+        from_data({**good, "url": "u"}, ModelSource, "--source-json")
+    with pytest.raises(InputError, match="field 'gguf_file': Expected `str` matching regex"):
+        from_data({**good, "gguf_file": "m/x.gguf"}, ModelSource, "--source-json")
+    with pytest.raises(InputError, match="field '<record>': 2 members for 1 packages"):
+        from_data({**good, "member": ["x", "y"]}, ModelSource, "--source-json")
 
 
 def _seq(tokens: list[int]) -> Sequence:
@@ -300,7 +305,7 @@ def test_native_mode_needs_a_template_that_renders_tools(smollm2_dir):
 
 @pytest.mark.slow
 def test_sha_mismatch_leaves_nothing(tmp_path):
-    wrong = SMOLLM2.model_copy(update={"sha256": "0" * 64})
+    wrong = msgspec.structs.replace(SMOLLM2, sha256="0" * 64)
     with pytest.raises(FetchError, match="sha256 mismatch for SmolLM2-135M-Instruct.Q4_1.gguf"):
         fetch_model(wrong, tmp_path / "models" / "smollm2")
     assert list((tmp_path / "models").iterdir()) == []

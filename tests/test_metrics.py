@@ -349,7 +349,7 @@ def test_a_runs_tables_are_its_rows_of_the_aggregate(tmp_path: Path) -> None:
 def test_a_stage_process_imports_only_what_it_uses(stage: str, unwanted: tuple[str, ...]) -> None:
     """Start-up is most of a scoring process's time: `aggregate` reads and writes tables (polars)
     without the classifier, `evaluate` builds its tables without polars; neither imports
-    pydantic (specs and config files alone are pydantic models; records are msgspec's)."""
+    pydantic (τ²'s data model alone uses it; every record of toolcalib's is msgspec's)."""
     probe = (f"import sys, toolcalib.cli, toolcalib.stages.{stage};"
              f" print(' '.join(m for m in {unwanted!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

@@ -19,7 +19,7 @@ from toolcalib.backends.replay import ReplayOptions
 from toolcalib.benchmarks import get_benchmark
 from toolcalib.benchmarks.tau2.published import EXCLUDED, import_category
 from toolcalib.benchmarks.tau2.results import read_run
-from toolcalib.jsonio import InputError, read_records
+from toolcalib.jsonio import InputError, from_data, read_records
 from toolcalib.metrics.per_case import CASE_SCHEMA
 from toolcalib.metrics.published import RECORD_SCHEMA, file_lines, published_table, record_rows
 from toolcalib.records import Case, Trajectory
@@ -287,8 +287,9 @@ def test_import_then_evaluate_gives_the_published_table_and_agreement_line(
 
 def test_replay_options_name_a_file_or_folder():
     assert ReplayOptions(path="x.json").pairing == "content"
-    with pytest.raises(ValueError):
-        ReplayOptions(path="x", pairing="guess")
+    with pytest.raises(InputError, match=r"field 'pairing': Invalid enum value 'guess' "
+                                         r"\(allowed: content, label\)"):
+        from_data({"path": "x", "pairing": "guess"}, ReplayOptions, "options")
 
 
 def test_gold_of_an_embedded_release_task_is_the_releases_row(tmp_path, tau2_wheel,

@@ -15,15 +15,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
 
-if TYPE_CHECKING:
-    from pydantic_core import ErrorDetails
-
 T = TypeVar("T")
-"""A record class (`records.Record`)."""
+"""A record class (`records.Record`, or any msgspec struct: a spec, a corpus row)."""
 
 
 class InputError(ValueError):
@@ -37,8 +34,6 @@ def dumps(obj: Any) -> str:
     named by the order of a doc's properties); any other object gets sorted keys."""
     if isinstance(obj, msgspec.Struct):
         return _RECORD(builtins(obj))
-    if _is_model(obj):
-        return _RECORD(obj.model_dump(mode="json"))
     return _CANONICAL(obj)
 
 
@@ -66,11 +61,6 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _is_model(obj: Any) -> bool:
-    """A pydantic model (a spec, a corpus row; checked without importing pydantic)."""
-    return hasattr(obj, "model_dump") and hasattr(type(obj), "model_fields")
-
-
 def _raw_value(obj: Any) -> Any:
     if isinstance(obj, msgspec.Raw):
         return json.loads(bytes(obj))
@@ -90,7 +80,7 @@ def builtins(record: Any, omit_defaults: bool = False) -> Any:
         out = {}
         for field in _fields(type(record)):
             value = getattr(record, field.name)
-            default = _default(field)
+            default = field_default(field)
             if default is msgspec.NODEFAULT or value != default:
                 out[field.encode_name] = builtins(value, True)
         return out
@@ -106,7 +96,8 @@ def _fields(cls: type) -> tuple[Any, ...]:
     return msgspec.structs.fields(cls)
 
 
-def _default(field: Any) -> Any:
+def field_default(field: msgspec.structs.FieldInfo) -> Any:
+    """A struct field's default (a new one from its factory); `NODEFAULT` where it has none."""
     return (field.default_factory() if field.default_factory is not msgspec.NODEFAULT
             else field.default)
 
@@ -117,7 +108,7 @@ def _plan(cls: type) -> tuple[tuple[tuple[str, str, Any], ...], tuple[tuple[str,
     (attribute, key, default), and the fields to look into for records that have some."""
     omitted = getattr(cls, "omitted_at_default", ())
     fields = _fields(cls)
-    leave = tuple((f.name, f.encode_name, _default(f)) for f in fields if f.name in omitted)
+    leave = tuple((f.name, f.encode_name, field_default(f)) for f in fields if f.name in omitted)
     look = tuple((f.name, f.encode_name) for f in fields
                  if any(_plan(inner) != ((), ()) for inner in _records_in(f.type)))
     return leave, look
@@ -207,15 +198,8 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> int:
 def write_json(path: str | Path, obj: Any) -> None:
     if isinstance(obj, msgspec.Struct):
         obj = builtins(obj)
-    elif _is_model(obj):
-        obj = obj.model_dump(mode="json")
     text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def field_path(error: ErrorDetails) -> str:
-    """A pydantic error's field as a dotted path (config models are pydantic's)."""
-    return ".".join(str(part) for part in error.get("loc", ())) or "<record>"
 
 
 _DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
@@ -234,17 +218,54 @@ _NAMED = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<n
 _PART = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 
 
-def field_error(exc: msgspec.ValidationError, model: type, where: str) -> InputError:
-    """The `InputError` of a value msgspec rejected: `where` is "file:line"; the field is
-    named as a dotted path (`turns.0.steps.1.emission.parse`)."""
+def error_at(exc: msgspec.ValidationError, model: type) -> tuple[str, str]:
+    """(the field, what is wrong) of a value msgspec rejected as `model`: the field as a dotted
+    path (`turns.0.steps.1.emission.parse`; `<record>`: the value as a whole); a value outside
+    a `Literal`, with the values allowed."""
     found = _AT.match(str(exc))
     assert found is not None
     message, path = found["message"], found["path"] or ""
     parts = [key or index for key, index in _PART.findall(path)]
     if named := _NAMED.match(message):
         parts.append(named["name"])
-    loc = ".".join(parts) or "<record>"
+    elif message.startswith("Invalid enum value") and (allowed := _literals(model, parts)):
+        message += f" (allowed: {', '.join(map(str, allowed))})"
+    return ".".join(parts) or "<record>", message
+
+
+def _literals(kind: Any, parts: list[str]) -> tuple[Any, ...]:
+    """The values of the `Literal` at `parts` (field names, item indexes) in type `kind`, in
+    declared order; () where there is none."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    if not parts:
+        if get_origin(kind) is Literal:
+            return get_args(kind)
+        return next((found for arm in get_args(kind) if (found := _literals(arm, []))), ())
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        fields = {field.encode_name: field.type for field in _fields(kind)}
+        return _literals(fields[parts[0]], parts[1:]) if parts[0] in fields else ()
+    if get_origin(kind) in (list, tuple, dict):
+        items = [arg for arg in get_args(kind) if arg is not Ellipsis]
+        return _literals(items[-1], parts[1:]) if items else ()
+    return next((found for arm in get_args(kind) if (found := _literals(arm, parts))), ())
+
+
+def field_error(exc: msgspec.ValidationError, model: type, where: str) -> InputError:
+    """The `InputError` of a value msgspec rejected: `where` is "file:line" (or the argument
+    the value came from), the field a dotted path (`error_at`)."""
+    loc, message = error_at(exc, model)
     return InputError(f"{where}: field '{loc}': {message} (in {model.__name__})")
+
+
+def from_data(data: Any, model: type[T], where: str, strict: bool = True) -> T:
+    """`data` (decoded JSON or YAML) as `model`, checked: a bad value is an `InputError` naming
+    `where` and the field (`field_error`). Not `strict`: an integral float is an integer and a
+    numeric string a number (a spec's fields and options, as the config gives them)."""
+    try:
+        return msgspec.convert(data, model, strict=strict)
+    except msgspec.ValidationError as exc:
+        raise field_error(exc, model, where) from None
 
 
 def parse_line(text: str | bytes, model: type[T], file: str, line: int | str) -> T:

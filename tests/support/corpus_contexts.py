@@ -13,10 +13,11 @@ get theirs from the published runs (`tests.support.published_turns`).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
+
+import msgspec
 
 from tests.support.published_turns import CORPUS
 from toolcalib.classify.corpus import contexts
@@ -31,7 +32,7 @@ def with_contexts(corpus: str, cases: dict[tuple[str, str], Case]) -> str:
     for line in corpus.splitlines():
         row = json.loads(line)
         if row["source"] == "model":
-            where = CorpusRow.model_validate(row).provenance
+            where = msgspec.convert(row, CorpusRow).provenance
             assert where is not None
             case = cases[(where.benchmark, where.case)]
             turn = TurnTrace(index=where.turn, steps=[], ended="no_call")
@@ -41,7 +42,7 @@ def with_contexts(corpus: str, cases: dict[tuple[str, str], Case]) -> str:
                                     messages=[])
             seen = contexts(trajectory, case)[where.turn]
             row["context"] = {key: list(value)
-                              for key, value in dataclasses.asdict(seen).items()}
+                              for key, value in msgspec.structs.asdict(seen).items()}
             line = json.dumps(row, ensure_ascii=False)
         lines.append(line)
     return "".join(line + "\n" for line in lines)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel
-
 from toolcalib.backends.base import Backend
-from toolcalib.config import ModelSpec, model_options
+from toolcalib.config import ModelSpec, StrictModel, model_options
 from toolcalib.registry import Registry
 
 BACKENDS: Registry[Callable[[ModelSpec], Backend]] = Registry("backend", {
@@ -18,7 +16,7 @@ BACKENDS: Registry[Callable[[ModelSpec], Backend]] = Registry("backend", {
     "llamacpp": "toolcalib.backends.llamacpp:make"})
 """Backend name -> its `make` (imported lazily, so optional dependencies stay optional); adding
 a backend is its module, its options model and one entry here and one in `OPTIONS`."""
-OPTIONS: Registry[type[BaseModel]] = Registry("backend", {
+OPTIONS: Registry[type[StrictModel]] = Registry("backend", {
     "policy": "toolcalib.backends.policy:PolicyOptions",
     "openai": "toolcalib.backends.openai_options:OpenAIOptions",
     "replay": "toolcalib.backends.replay:ReplayOptions",

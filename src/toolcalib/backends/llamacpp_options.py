@@ -3,21 +3,21 @@ is generated from them without importing llama_cpp or transformers."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.config import StrictModel
 
 
-class LlamaCppOptions(StrictModel):
+class LlamaCppOptions(StrictModel, frozen=True, kw_only=True):
     model_dir: str
     tools_mode: Literal["native", "prompt"] = "native"
-    max_new_tokens: int = Field(default=256, ge=1)
-    threads: int = Field(default=1, ge=1)
-    n_batch: int = Field(default=512, ge=1)
+    max_new_tokens: Annotated[int, Meta(ge=1)] = 256
+    threads: Annotated[int, Meta(ge=1)] = 1
+    n_batch: Annotated[int, Meta(ge=1)] = 512
     """Most prompt tokens per forward (llama.cpp's `n_batch` and `n_ubatch`): prompts are
     prefilled in chunks of at most this many tokens, cut at fixed positions."""
     flash_attn: bool = False
-    context_window: int | None = Field(default=None, ge=1)
+    context_window: Annotated[int, Meta(ge=1)] | None = None
     keep_response: bool = False

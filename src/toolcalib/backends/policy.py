@@ -86,7 +86,7 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-class PolicyOptions(StrictModel):
+class PolicyOptions(StrictModel, frozen=True, kw_only=True):
     policy: Literal[tuple(POLICIES)]  # type: ignore[valid-type]
 
 

@@ -14,7 +14,7 @@ from toolcalib.config import ModelSpec, StrictModel
 from toolcalib.jsonio import InputError
 
 
-class ReplayOptions(StrictModel):
+class ReplayOptions(StrictModel, frozen=True, kw_only=True):
     path: str
     """A results file, or a folder of them (BFCL: the results folder holding `model`'s)."""
     model: str | None = None

@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
-import msgspec
-
-from toolcalib.jsonio import field_error
+from toolcalib.jsonio import from_data
 from toolcalib.records import Gold, Record
 from toolcalib.registry import Registry
 
@@ -80,10 +78,7 @@ def settings(kind: type[SettingsT], options: Mapping[str, object] | None,
              where: str = "--benchmark-options") -> SettingsT:
     """A benchmark's settings record (`Benchmark.case_settings`, `.loop_settings`) from the
     fields of its config section; a bad field is an `InputError` naming it."""
-    try:
-        return msgspec.convert(dict(options or {}), kind)
-    except msgspec.ValidationError as exc:
-        raise field_error(exc, kind, where) from None
+    return from_data(dict(options or {}), kind, where)
 
 
 def section_settings(kind: type[Record], section: Mapping[str, object]) -> dict[str, object]:

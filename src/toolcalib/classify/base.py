@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import msgspec
 import yaml
 
 from toolcalib.records import ACTION_RANK, ActionClass
@@ -22,8 +23,7 @@ MALFORMED_PREFIX = "malformed:"
 """A malformed emission's rule is this prefix plus the rule the profile's text rules chose."""
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What the model saw at the turn of an emission (the turn's opening; the conversation
     before it is not here): the input a profile may read an emission against
     (`Profile.classify`; built by `classify.trajectory.turn_contexts`).

@@ -1,7 +1,7 @@
 """A classifier profile by name for a stage: rule profiles from the registry, or the judge
 over the model its spec names (its answers kept in the response store).
 
-The judge (its backends, the response store, pydantic) is imported only when asked for, so a
+The judge (its backends and the response store) is imported only when asked for, so a
 stage running a rule profile starts without it; the workflow lists `classify/judge.py` among
 the profile sources every classifying job depends on."""
 

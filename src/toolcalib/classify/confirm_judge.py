@@ -26,13 +26,15 @@ import json
 import re
 from collections.abc import Sequence
 from functools import cache
+from typing import Annotated
 
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.backends.base import Backend, InfrastructureError, Request
 from toolcalib.classify.base import ConfirmVerdict, packaged_yaml
 from toolcalib.classify.text import strip_reasoning
 from toolcalib.config import StrictModel
+from toolcalib.jsonio import from_data
 from toolcalib.records import Emission, Message, ToolCall
 from toolcalib.writes import WriteContext
 
@@ -41,13 +43,13 @@ REPLY = re.compile(r"\s*(yes|no)\.?\s*", re.IGNORECASE)
 EVIDENCE_CHARS = 200
 
 
-class ConfirmRubric(StrictModel):
+class ConfirmRubric(StrictModel, frozen=True, kw_only=True):
     """The versioned confirm prompt (see `data/confirm_rubric.yaml`)."""
 
     version: str
-    window: int = Field(ge=1)
-    max_chars: int = Field(ge=3)
-    tool_chars: int = Field(ge=1)
+    window: Annotated[int, Meta(ge=1)]
+    max_chars: Annotated[int, Meta(ge=3)]
+    tool_chars: Annotated[int, Meta(ge=1)]
     system: str
     user: str
 
@@ -90,7 +92,7 @@ class JudgeUnavailable(InfrastructureError):
 @cache
 def load_confirm_rubric() -> ConfirmRubric:
     """The packaged confirm rubric."""
-    return ConfirmRubric.model_validate(packaged_yaml(DATA_FILE))
+    return from_data(packaged_yaml(DATA_FILE), ConfirmRubric, DATA_FILE)
 
 
 def parse_confirm_reply(reply: str) -> bool | None:

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.classify.base import ConfirmVerdict, Profile
 from toolcalib.classify.validation import LabelledRow, cohen_kappa, load_rows
@@ -38,7 +38,7 @@ SUMMARY_COLUMNS = ["profile", "n", "accuracy", "kappa", "tp", "fp", "fn", "tn", 
 UNPARSED = "judge:confirm:unparsed"
 
 
-class Source(StrictModel):
+class Source(StrictModel, frozen=True, kw_only=True):
     kind: Literal["reference", "real", "handwritten", "published"]
     trajectories: str | None = None
     file: str | None = None
@@ -46,21 +46,21 @@ class Source(StrictModel):
     agent: str | None = None
     user: str | None = None
     case_id: str | None = None
-    write: int | None = Field(default=None, ge=1)
-    turn: int | None = Field(default=None, ge=0)
+    write: Annotated[int, Meta(ge=1)] | None = None
+    turn: Annotated[int, Meta(ge=0)] | None = None
 
 
-class ConfirmRow(LabelledRow):
+class ConfirmRow(LabelledRow, frozen=True, kw_only=True):
     """One labelled write context."""
 
     source: Source
-    messages: list[dict[str, Any]] = Field(max_length=WINDOW)
+    messages: Annotated[list[dict[str, Any]], Meta(max_length=WINDOW)]
     call: dict[str, Any]
     agent_text: str | None
     user_reply: str | None
     exchange: list[str] = []
     confirmed: bool
-    reason: str = Field(min_length=1)
+    reason: Annotated[str, Meta(min_length=1)]
 
     def context(self) -> WriteContext:
         """The write as a profile sees it."""

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
 from toolcalib.classify.base import Context
 from toolcalib.classify.trajectory import turn_contexts
 from toolcalib.classify.validation import Provenance
@@ -33,7 +35,7 @@ WEIGHTS_KEYS = ("gguf_sha256", "weights_sha256")
 """Identity keys that hold a model's weights hash, by backend (transformers, openai)."""
 
 
-class Candidate(StrictModel):
+class Candidate(StrictModel, frozen=True, kw_only=True):
     """A distinct real emission, ready to be labelled."""
 
     id: str
@@ -79,8 +81,8 @@ def candidates(trajectories: Iterable[Trajectory],
             for step in turn.steps:
                 key = emission_key(step.emission)
                 if key in found:
-                    found[key] = found[key].model_copy(
-                        update={"occurrences": found[key].occurrences + 1})
+                    found[key] = msgspec.structs.replace(
+                        found[key], occurrences=found[key].occurrences + 1)
                     continue
                 where = Provenance(
                     model=trajectory.model, variant=trajectory.variant,

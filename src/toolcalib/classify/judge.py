@@ -31,10 +31,10 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Literal, TypeGuard
+from typing import TYPE_CHECKING, Annotated, Literal, TypeGuard
 
 import yaml
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.backends import make_backend
 from toolcalib.backends.base import Backend, InfrastructureError, Request
@@ -43,7 +43,7 @@ from toolcalib.classify.base import NO_CONTEXT, Context, EmissionAction, Profile
 from toolcalib.classify.confirm_judge import ConfirmJudge, JudgeUnavailable
 from toolcalib.classify.text import WORD, strip_reasoning
 from toolcalib.config import ModelSpec, StrictModel
-from toolcalib.jsonio import InputError
+from toolcalib.jsonio import InputError, from_data
 from toolcalib.records import Emission, Message
 
 if TYPE_CHECKING:
@@ -58,16 +58,16 @@ REPLY = re.compile(r"\s*(ask|refuse|confirm|other)\.?\s*", re.IGNORECASE)
 EVIDENCE_CHARS = 200
 
 
-class Example(StrictModel):
+class Example(StrictModel, frozen=True, kw_only=True):
     text: str
     label: JudgedClass
 
 
-class Rubric(StrictModel):
+class Rubric(StrictModel, frozen=True, kw_only=True):
     """The versioned prompt (see `data/judge_rubric.yaml`)."""
 
     version: str
-    max_chars: int = Field(ge=1)
+    max_chars: Annotated[int, Meta(ge=1)]
     system: str
     user: str
     examples: list[Example]
@@ -86,7 +86,7 @@ class Rubric(StrictModel):
 def load_rubric() -> Rubric:
     """The packaged rubric."""
     data = files("toolcalib").joinpath("data", DATA_FILE).read_text("utf-8")
-    return Rubric.model_validate(yaml.safe_load(data))
+    return from_data(yaml.safe_load(data), Rubric, DATA_FILE)
 
 
 def parse_reply(reply: str) -> JudgedClass | None:

@@ -35,24 +35,23 @@ A profile that gives no class (empty text) predicts `none`: always wrong, in no 
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Literal, TypedDict, TypeVar
+from typing import Annotated, Literal, TypedDict, TypeVar
 
 import polars as pl
-from pydantic import Field, ValidationError, model_validator
+from msgspec import Meta
 
 from toolcalib.classify.base import NO_CONTEXT, Context, Profile
 from toolcalib.classify.profiles import get_profile
-from toolcalib.config import StrictModel
-from toolcalib.jsonio import InputError
+from toolcalib.config import SHA256, StrictModel
+from toolcalib.jsonio import InputError, iter_records
 from toolcalib.records import RECORDED_CLASSES, Emission, RecordedClass, ToolCall
 
 
-class LabelledRow(StrictModel):
-    """A row of a labelled JSONL corpus (`load_rows`): a pydantic model with a unique `id`."""
+class LabelledRow(StrictModel, frozen=True, kw_only=True):
+    """A row of a labelled JSONL corpus (`load_rows`), with a unique `id`."""
 
     id: str
 
@@ -90,7 +89,7 @@ PREDICTION_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-class Provenance(StrictModel):
+class Provenance(StrictModel, frozen=True, kw_only=True):
     """Where a real emission was taken from: the run, the case, the turn and the step."""
 
     model: str
@@ -98,9 +97,9 @@ class Provenance(StrictModel):
     benchmark: str
     category: str
     case: str
-    turn: int = Field(ge=0)
-    step: int = Field(ge=0)
-    weights_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    turn: Annotated[int, Meta(ge=0)]
+    step: Annotated[int, Meta(ge=0)]
+    weights_sha256: SHA256 | None = None
 
     def row_id(self) -> str:
         """The emission's corpus id: `model-<model>-<variant>-<category>-<case>-t<turn>-s<step>`."""
@@ -108,7 +107,7 @@ class Provenance(StrictModel):
                 f"-t{self.turn}-s{self.step}")
 
 
-class CorpusRow(LabelledRow):
+class CorpusRow(LabelledRow, frozen=True, kw_only=True):
     """One labelled emission."""
 
     text: str
@@ -125,15 +124,15 @@ class CorpusRow(LabelledRow):
     `{"user": [...], "tools": [...]}`), as the classify stage gives it; absent: nothing known
     (a hand-written row)."""
 
-    @model_validator(mode="after")
-    def _consistent(self) -> CorpusRow:
+    def __post_init__(self) -> None:
+        """Structured calls were parsed; a `model` row, and it alone, has its provenance,
+        which gives its id."""
         if self.structured_calls and self.parse != "ok":
             raise ValueError("structured_calls needs parse 'ok'")
         if (self.source == "model") != (self.provenance is not None):
             raise ValueError("provenance: required for source 'model', absent otherwise")
         if self.provenance is not None and self.id != self.provenance.row_id():
             raise ValueError(f"id {self.id!r} is not {self.provenance.row_id()!r} (provenance)")
-        return self
 
     def emission(self) -> Emission:
         """The emission as the classifier sees it after the harness read it."""
@@ -149,16 +148,10 @@ def load_corpus(path: str | Path) -> list[CorpusRow]:
 
 
 def load_rows(path: str | Path, model: type[Row]) -> list[Row]:
-    """The rows of a labelled JSONL corpus as `model` (a pydantic model with an `id`): a bad
-    line is an error naming its line; ids are unique; an empty corpus is an error."""
-    rows: list[Row] = []
-    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(model.model_validate(json.loads(line)))
-        except (ValueError, ValidationError) as exc:
-            raise InputError(f"{path}:{number}: {exc}") from None
+    """The rows of a labelled JSONL corpus as `model` (a `LabelledRow`), read as records are
+    (`jsonio.iter_records`): a bad line is an error naming its line and field; ids are unique;
+    an empty corpus is an error."""
+    rows = list(iter_records(path, model))
     duplicates = sorted(key for key, count in Counter(r.id for r in rows).items() if count > 1)
     if duplicates:
         raise InputError(f"{path}: duplicate ids {duplicates}")

@@ -1,13 +1,13 @@
 """The workflow config, validated whole before any job runs: the schema and its one-line errors.
 
-The schema is generated, each field declared once: the top level and a model entry by the
-records below (`WorkflowConfig`; a model entry is the `config.ModelSpec` the stages receive plus
-the fields saying what it runs, its `source` the `models.ModelSource` the `model` stage reads),
-`models[*].backend` one of the registered backends, `benchmarks.<name>` the benchmark's config
-record (`benchmarks.CONFIGS`, a msgspec struct: `msgspec.json.schema_components`), the variants
-those of `variants.VARIANTS`. Each model's `options` are validated once, against the JSON
-schema of its backend's options model (`backends.OPTIONS`: unknown options are errors), as the
-backend receives them (`model_dir` filled from `source`).
+The schema is generated from msgspec structs (`msgspec.json.schema_components`), each field
+declared once: the top level and a model entry by the records below (`WorkflowConfig`; a model
+entry is the `config.ModelSpec` the stages receive plus the fields saying what it runs, its
+`source` the `models.ModelSource` the `model` stage reads), `models[*].backend` one of the
+registered backends, `benchmarks.<name>` the benchmark's config record (`benchmarks.CONFIGS`),
+the variants those of `variants.VARIANTS`. Each model's `options` are validated once, against
+the JSON schema of its backend's options record (`backends.OPTIONS`: unknown options are
+errors), as the backend receives them (`model_dir` filled from `source`).
 What one schema cannot say is checked after it: model names that collide once escaped into DVC stage
 names or compared case-insensitively, the judge naming a model that is not in `models` (or a
 policy), a
@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 import msgspec
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import relevance
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from toolcalib.backends import OPTIONS
 from toolcalib.benchmarks import CONFIGS, get_benchmark
 from toolcalib.config import NAME_PATTERN, ModelSpec, StrictModel
 from toolcalib.expand import expand_models
-from toolcalib.jsonio import InputError
+from toolcalib.jsonio import InputError, field_default
 from toolcalib.models import ModelSource
 from toolcalib.pipeline.dvcsync import stage_part
 from toolcalib.variants import VARIANTS, refusal
@@ -61,7 +61,7 @@ class ConfigError(InputError):
     """A config error, as one line: source file(s), field path, what is wrong and allowed."""
 
 
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Name = Annotated[str, Meta(pattern=NAME_PATTERN)]
 if TYPE_CHECKING:
     from typing import TypeAlias
 
@@ -70,14 +70,14 @@ if TYPE_CHECKING:
 else:  # the registries' names, as the schema's enums
     VariantName = Literal[tuple(sorted(VARIANTS))]
     BackendName = Literal[tuple(sorted(OPTIONS))]
-Variants = Annotated[list[VariantName], Field(min_length=1,
-                                              json_schema_extra={"uniqueItems": True})]
-CaseIds = Annotated[list[Annotated[str, Field(min_length=1, pattern=r"^[^,]+$")]],
-                    Field(min_length=1, json_schema_extra={"uniqueItems": True})]
-Count = Annotated[int, Field(ge=0)]
+Variants = Annotated[list[VariantName], Meta(min_length=1,
+                                             extra_json_schema={"uniqueItems": True})]
+CaseIds = Annotated[list[Annotated[str, Meta(min_length=1, pattern=r"^[^,]+$")]],
+                    Meta(min_length=1, extra_json_schema={"uniqueItems": True})]
+Count = Annotated[int, Meta(ge=0)]
 
 
-class ModelEntry(ModelSpec):
+class ModelEntry(ModelSpec, frozen=True, kw_only=True):
     """An entry of `models`: the spec its jobs receive (`config.ModelSpec`; `options` checked
     against its backend's options model) and what it runs (`common.smk`'s `RUN_FIELDS`)."""
 
@@ -96,14 +96,14 @@ class ModelEntry(ModelSpec):
     (null: the model's)."""
 
 
-class Judge(StrictModel):
+class Judge(StrictModel, frozen=True, kw_only=True):
     """The model the `judge` profile asks and option overrides for its judge requests."""
 
     model: Name
     options: dict[str, Any] | None = None
 
 
-class Pair(StrictModel):
+class Pair(StrictModel, frozen=True, kw_only=True):
     """A model-vs-model comparison on the same cases: `other` against `base`."""
 
     name: Name
@@ -111,12 +111,12 @@ class Pair(StrictModel):
     other: Name
 
 
-class WorkflowConfig(StrictModel):
+class WorkflowConfig(StrictModel, frozen=True, kw_only=True):
     """toolcalib's workflow configuration (`config/config.yaml` and its overlays)."""
 
     store: str
     """The response store folder (outside results/, never deleted by Snakemake)."""
-    limit: Annotated[int, Field(ge=1)] | Annotated[str, Field(
+    limit: Annotated[int, Meta(ge=1)] | Annotated[str, Meta(
         pattern=r"^([1-9][0-9]*|null|None)$")] | None
     """Cases per category (null: all; a string from `--config limit=5`)."""
     variants: Variants
@@ -127,16 +127,17 @@ class WorkflowConfig(StrictModel):
     """Labelled emissions every profile is validated against."""
     confirm_corpus: str | None = None
     """Hand-labelled write contexts the judge's confirm verdict is validated on."""
-    benchmarks: dict[str, Any] = Field(min_length=1)
+    benchmarks: Annotated[dict[str, Any], Meta(min_length=1)]
     """One section per benchmark (`benchmarks.CONFIGS`; a null one is dropped first)."""
-    pairs: list[Pair] = Field(default_factory=list)
+    pairs: list[Pair] = []
     """None by default (not filled in: `common.smk` reads a missing list as empty)."""
-    models: list[ModelEntry] = Field(min_length=1)
+    models: Annotated[list[ModelEntry], Meta(min_length=1)]
 
 
 FILLED = ("options", "batch_size")
 """The model fields the workflow reads filled in with `ModelSpec`'s defaults where the config
 omits them (a model's identity holds only what the config sets, the options' defaults not)."""
+DEFAULTS = {info.name: info for info in msgspec.structs.fields(ModelSpec) if info.name in FILLED}
 
 
 def strip(node: Any) -> Any:
@@ -149,50 +150,84 @@ def strip(node: Any) -> Any:
     return [strip(item) for item in node] if isinstance(node, list) else node
 
 
-def generated(model: type[BaseModel], title: str | None = None) -> dict[str, Any]:
-    """`model`'s JSON schema, `strip`ped, titled `title` if given."""
-    schema: dict[str, Any] = strip(model.model_json_schema())
-    if title is not None:
-        schema["title"] = title
-    return schema
+def generated(records: Sequence[type[msgspec.Struct]]
+              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each record's JSON schema (`msgspec.json.schema_components`) and the `$defs` of the
+    records they hold, `strip`ped, each `Literal`'s values in declared order
+    (`declared_order`)."""
+    refs, defs = msgspec.json.schema_components(records, ref_template="#/$defs/{name}")
+    for record in held(records):
+        declared_order(record, defs[record.__name__])
+    schemas = [defs.pop(ref["$ref"].rsplit("/", 1)[1]) for ref in refs]  # inlined
+    return [strip(schema) for schema in schemas], strip(defs)
+
+
+def held(records: Iterable[Any]) -> list[type[msgspec.Struct]]:
+    """`records` and the records their fields hold, at any depth: `$defs` names them by class
+    name, so no two may share one."""
+    found: dict[str, type[msgspec.Struct]] = {}
+    todo = list(records)
+    while todo:
+        kind = todo.pop()
+        if not (isinstance(kind, type) and issubclass(kind, msgspec.Struct)):
+            todo.extend(get_args(kind))
+        elif found.setdefault(kind.__name__, kind) is not kind:
+            raise TypeError(f"two records named {kind.__name__} in one schema")
+        else:
+            todo.extend(info.type for info in msgspec.structs.fields(kind))
+    return list(found.values())
 
 
 def declared_order(record: type[msgspec.Struct], schema: dict[str, Any]) -> dict[str, Any]:
-    """`record`'s generated `schema` with the values of each `Literal` field (or list of one) in
-    the order the `Literal` declares them, as strings (msgspec sorts them and leaves the type
-    out), so that an error lists them as the code does."""
-    def bare(kind: Any) -> Any:
-        return bare(get_args(kind)[0]) if get_origin(kind) is Annotated else kind
+    """`record`'s generated `schema` with the values of each `Literal` (a field's, or in a
+    list, a mapping or a union of one) in the order the `Literal` declares them, as strings
+    (msgspec sorts them and leaves the type out), so that an error lists them as the code
+    does."""
     for info in msgspec.structs.fields(record):
-        node, kind = schema["properties"][info.encode_name], bare(info.type)
-        if get_origin(kind) is list:
-            node, kind = node["items"], bare(get_args(kind)[0])
-        if get_origin(kind) is Literal and all(isinstance(v, str) for v in get_args(kind)):
-            node.update(enum=list(get_args(kind)), type="string")
+        _in_order(info.type, schema["properties"][info.encode_name])
     return schema
+
+
+def _in_order(kind: Any, node: dict[str, Any]) -> None:
+    kind = _bare(kind)
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Literal and all(isinstance(value, str) for value in args):
+        node.update(enum=list(args), type="string")
+    elif origin in (list, dict) and _HOLDS[origin] in node:
+        _in_order(args[-1], node[_HOLDS[origin]])
+    elif "anyOf" in node:  # a union: each arm in the option its JSON schema became
+        for arm in args:
+            key = _HOLDS.get(get_origin(_bare(arm)))
+            option = next((option for option in node["anyOf"] if key in option), None)
+            if option is not None:
+                _in_order(arm, option)
+
+
+_HOLDS: dict[Any, str] = {Literal: "enum", list: "items", dict: "additionalProperties"}
+"""Where the schema of a `Literal`, a list and a mapping holds what may need ordering."""
+
+
+def _bare(kind: Any) -> Any:
+    return _bare(get_args(kind)[0]) if get_origin(kind) is Annotated else kind
 
 
 def options_schema(backend: str) -> dict[str, Any]:
     """The JSON schema of a model's `options` under `backend`, from its options model."""
-    return generated(OPTIONS.load(backend), f"options of backend '{backend}'")
+    (schema,), defs = generated([OPTIONS.load(backend)])
+    assert not defs  # options are flat
+    return {**schema, "title": f"options of backend '{backend}'"}
 
 
 def config_schema() -> dict[str, Any]:
     """The whole config schema: `WorkflowConfig`'s, each benchmark's section its config
-    model's (`benchmarks.CONFIGS`)."""
-    schema = generated(WorkflowConfig)
+    record's (`benchmarks.CONFIGS`)."""
+    names = sorted(CONFIGS)
+    (schema, *sections), defs = generated([WorkflowConfig, *map(CONFIGS.load, names)])
     benchmarks = schema["properties"]["benchmarks"]
     benchmarks["additionalProperties"] = False
-    names = sorted(CONFIGS)
-    sections, defs = msgspec.json.schema_components([CONFIGS.load(name) for name in names],
-                                                    ref_template="#/$defs/{name}")
-    benchmarks["properties"] = {}
-    for name, section in zip(names, sections, strict=True):  # each `{"$ref": ...}`: inlined
-        record = defs.pop(section["$ref"].rsplit("/", 1)[1])
-        benchmarks["properties"][name] = {**declared_order(CONFIGS.load(name), strip(record)),
-                                          "title": f"benchmark '{name}'"}
-    schema.setdefault("$defs", {}).update(strip(defs))
-    return schema
+    benchmarks["properties"] = {name: {**section, "title": f"benchmark '{name}'"}
+                                for name, section in zip(names, sections, strict=True)}
+    return {**schema, "$defs": defs}
 
 
 def load_yaml(path: str | Path) -> Any:
@@ -516,7 +551,7 @@ def fill_defaults(config: Mapping[str, Any]) -> None:
     for model in config["models"]:
         for key in FILLED:
             if key not in model:
-                model[key] = ModelSpec.model_fields[key].get_default(call_default_factory=True)
+                model[key] = field_default(DEFAULTS[key])
 
 
 def workflow_layers(workflow: Any) -> list[Layer]:

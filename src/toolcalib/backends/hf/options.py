@@ -3,30 +3,30 @@ is generated from them without importing torch or transformers."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from msgspec import Meta
 
 from toolcalib.backends.hf.kernels import prepare
 from toolcalib.config import StrictModel
 
 
-class Options(StrictModel):
+class Options(StrictModel, frozen=True, kw_only=True):
     model_dir: str
     tools_mode: Literal["native", "prompt"] = "native"
-    max_new_tokens: int = Field(default=256, ge=1)
-    batch_size: int | None = Field(default=None, ge=1)
+    max_new_tokens: Annotated[int, Meta(ge=1)] = 256
+    batch_size: Annotated[int, Meta(ge=1)] | None = None
     dtype: Literal["auto", "bfloat16", "float32"] = "auto"
     linear: Literal["float", "int8"] = "float"
     kernels: Literal["native", "portable"] = "native"
-    threads: int = Field(default=1, ge=1)
+    threads: Annotated[int, Meta(ge=1)] = 1
     keep_response: bool = False
-    prefill_chunk: int = Field(default=256, ge=1)
-    decode_rows: int = Field(default=8, ge=1)
-    prefix_cache_tokens: int = Field(default=65536, ge=0)
-    context_window: int | None = Field(default=None, ge=1)
+    prefill_chunk: Annotated[int, Meta(ge=1)] = 256
+    decode_rows: Annotated[int, Meta(ge=1)] = 8
+    prefix_cache_tokens: Annotated[int, Meta(ge=0)] = 65536
+    context_window: Annotated[int, Meta(ge=1)] | None = None
     weight_major: bool = True
-    draft_tokens: int = Field(default=16, ge=0)
+    draft_tokens: Annotated[int, Meta(ge=0)] = 16
     shared_prefix_dir: str | None = None
 
     def prepare_process(self) -> None:
