@@ -19,7 +19,7 @@ class StrictModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     """The base of specs, options, configuration files and labelled corpus rows: a msgspec
     struct, strict and immutable as `records.Record` is, not one (the `model` stage imports
     this module and needs no records). Unknown fields are errors, so a malformed one names its
-    field. Values are checked where they are read (`jsonio.convert`, `parse_spec`), not when
+    field. Values are checked where they are read (`jsonio.from_data`, `parse_spec`), not when
     code builds one; a subclass says `kw_only=True` again (msgspec does not inherit it)."""
 
 

@@ -299,11 +299,11 @@ class DefaultProfile(Profile):
                 self._optional(s.match) for s, r in zip(sentences, readings, strict=True)
                 if r[0] == "ask"):
             best = ("confirm", ambiguous("confirm", "ask"), confirms[0][2])
-        last = max((i for i, r in enumerate(readings) if r[0] == "refuse"), default=0)
-        if best[0] == "refuse" and (answer := next(
-                (r for r in readings[last + 1:]
-                 if r[0] == "other" and r[1] in self.cues["answer_anyway"]), None)):
-            return answer  # the refusal is a disclaimer before the answer
+        if best[0] == "refuse":
+            last = max(i for i, r in enumerate(readings) if r[0] == "refuse")
+            if answer := next((r for r in readings[last + 1:]
+                               if r[0] == "other" and r[1] in self.cues["answer_anyway"]), None):
+                return answer  # the refusal is a disclaimer before the answer
         if best[0] == "other":
             named = [reading for reading in readings if reading[1] != "statement"]
             best = named[0] if named else ("other", "statement", "")
